@@ -1,0 +1,44 @@
+/* optireduce public C API.
+ *
+ * Programs do not need this header: the library works when preloaded into unmodified MPI jobs.
+ * It is for programs and tools that want to read what the library did. The functions are plain C
+ * with no MPI types, so a program that was never linked against optireduce can still find them
+ * at run time with dlsym(RTLD_DEFAULT, "optireduce_get_stats") when the library is preloaded. */
+#ifndef OPTIREDUCE_OPTIREDUCE_H
+#define OPTIREDUCE_OPTIREDUCE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPTIREDUCE_VERSION_MAJOR 0
+#define OPTIREDUCE_VERSION_MINOR 1
+#define OPTIREDUCE_VERSION_PATCH 0
+
+/* Process-wide counters since MPI_Init. Every field only grows. */
+typedef struct optireduce_stats {
+    uint64_t engine_calls;      /* allreduce calls completed by the optireduce engine */
+    uint64_t engine_bytes;      /* payload bytes of those calls (count * element size) */
+    uint64_t passthrough_calls; /* calls handed unchanged to the underlying MPI, all reasons */
+    uint64_t fallback_calls;    /* of those: float SUM calls on a communicator whose engine is off
+                                   (setup failed, configuration differs across ranks, mode=off) */
+    uint64_t comms_enabled;     /* communicators on which the engine was set up */
+    uint64_t comms_fallback;    /* communicators that fell back to the underlying MPI */
+} optireduce_stats_t;
+
+/* "0.1.0" */
+const char *optireduce_version(void);
+
+/* The MPI ABI this build of the library was compiled for: "Open MPI" or "MPICH". */
+const char *optireduce_mpi_abi(void);
+
+/* Copies the counters into *out. Returns 0, or -1 if out is NULL. Safe to call at any time. */
+int optireduce_get_stats(optireduce_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPTIREDUCE_OPTIREDUCE_H */

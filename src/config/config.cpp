@@ -1,0 +1,224 @@
+#include "config/config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+namespace optireduce {
+namespace {
+
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+
+// The table. Defaults are justified in docs/configuration.md's notes and docs/benchmarks.md.
+constexpr std::array kKnobs{
+    KnobSpec{"OPTIREDUCE_MODE", KnobType::enumeration, "bounded", "bounded|exact|off", 0, 0, true,
+             "bounded: per-phase deadlines and loss estimation (until the bounded-time release, "
+             "behaves as exact); exact: same schedule over the reliable channel, no deadline; "
+             "off: every call goes to the underlying MPI"},
+    KnobSpec{"OPTIREDUCE_MIN_BYTES", KnobType::bytes, "65536", "0..1T", 0, 1024 * GiB, true,
+             "float SUM calls smaller than this (count*4 bytes) go to the underlying MPI, whose "
+             "latency-optimised algorithms win for small messages"},
+    KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::string, "auto", "auto or a libfabric provider",
+             0, 0, true,
+             "libfabric provider for the engine: auto picks shm when all ranks of a communicator "
+             "share a node, tcp;ofi_rxm otherwise; 'tcp' means tcp;ofi_rxm. Independent of "
+             "FI_PROVIDER, which also filters Open MPI's own libfabric use"},
+    KnobSpec{"OPTIREDUCE_SEGMENT_BYTES", KnobType::bytes, "262144", "4K..64M", 4 * KiB, 64 * MiB,
+             true,
+             "largest message the engine sends; shards are split into segments of this size so "
+             "reduction and the all-gather start before a whole shard has arrived"},
+    KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", "error|warn|info|debug", 0, 0, false,
+             "messages to stderr, prefixed optireduce[rank]"},
+    KnobSpec{"OPTIREDUCE_STATS", KnobType::boolean, "0", "0|1", 0, 0, false,
+             "1: rank 0 prints a job summary to stderr at MPI_Finalize"},
+    KnobSpec{"OPTIREDUCE_STATS_FILE", KnobType::string, "", "a file path", 0, 0, false,
+             "rank 0 writes the job summary as JSON to this path at MPI_Finalize"},
+};
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+std::string trim(std::string s) {
+    auto not_space = [](unsigned char c) { return !std::isspace(c); };
+    s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+    s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+    return s;
+}
+
+// "65536", "64K", "64KiB", "1M", "1g": binary multiples, as MPI and libfabric users write them.
+std::optional<std::uint64_t> parse_bytes(const std::string &text) {
+    std::uint64_t v = 0;
+    const char *b = text.data(), *e = text.data() + text.size();
+    auto [p, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || p == b) return std::nullopt;
+    std::string suffix = lower(std::string(p, e));
+    std::uint64_t mult = 1;
+    if (suffix.empty() || suffix == "b") mult = 1;
+    else if (suffix == "k" || suffix == "kib" || suffix == "kb") mult = KiB;
+    else if (suffix == "m" || suffix == "mib" || suffix == "mb") mult = MiB;
+    else if (suffix == "g" || suffix == "gib" || suffix == "gb") mult = GiB;
+    else return std::nullopt;
+    if (v > UINT64_MAX / mult) return std::nullopt;
+    return v * mult;
+}
+
+bool enum_allows(const KnobSpec &k, const std::string &v) {
+    std::string allowed = k.allowed;
+    std::size_t start = 0;
+    while (start <= allowed.size()) {
+        std::size_t bar = allowed.find('|', start);
+        if (bar == std::string::npos) bar = allowed.size();
+        if (allowed.compare(start, bar - start, v) == 0) return true;
+        start = bar + 1;
+    }
+    return false;
+}
+
+// FNV-1a: stable across processes and builds, which std::hash is not required to be.
+std::uint64_t fnv1a(const std::string &s) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+ConfigError invalid(const KnobSpec &k, const std::string &raw, const char *why) {
+    std::ostringstream os;
+    os << k.name << "='" << raw << "' is invalid: " << why << "; allowed: " << k.allowed
+       << " (default " << (*k.default_value ? k.default_value : "empty")
+       << "). Fix or unset the variable.";
+    return {os.str()};
+}
+
+}  // namespace
+
+std::span<const KnobSpec> knob_table() { return kKnobs; }
+
+const char *to_string(Mode m) {
+    switch (m) {
+        case Mode::bounded: return "bounded";
+        case Mode::exact: return "exact";
+        case Mode::off: return "off";
+    }
+    return "?";
+}
+
+const char *to_string(LogLevel l) {
+    switch (l) {
+        case LogLevel::error: return "error";
+        case LogLevel::warn: return "warn";
+        case LogLevel::info: return "info";
+        case LogLevel::debug: return "debug";
+    }
+    return "?";
+}
+
+std::vector<std::uint64_t> Config::agreement_hashes() const {
+    std::vector<std::uint64_t> out;
+    for (const auto &v : values)
+        if (v.spec->must_agree) out.push_back(fnv1a(v.text));
+    return out;
+}
+
+std::vector<const char *> Config::agreement_names() {
+    std::vector<const char *> out;
+    for (const auto &k : kKnobs)
+        if (k.must_agree) out.push_back(k.name);
+    return out;
+}
+
+ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string> &env_names) {
+    ParseResult result;
+    Config cfg;
+    for (const auto &k : kKnobs) {
+        const char *raw_c = lookup(k.name);
+        bool from_env = raw_c != nullptr && *raw_c != '\0';
+        std::string raw = from_env ? std::string(raw_c) : std::string(k.default_value);
+        std::string text = trim(raw);
+        switch (k.type) {
+            case KnobType::enumeration:
+                text = lower(text);
+                if (!enum_allows(k, text)) {
+                    result.error = invalid(k, raw, "not one of the allowed values");
+                    return result;
+                }
+                break;
+            case KnobType::boolean:
+                text = lower(text);
+                if (text == "1" || text == "yes" || text == "true" || text == "on") text = "1";
+                else if (text == "0" || text == "no" || text == "false" || text == "off") text = "0";
+                else {
+                    result.error = invalid(k, raw, "not a boolean");
+                    return result;
+                }
+                break;
+            case KnobType::bytes: {
+                auto v = parse_bytes(text);
+                if (!v) {
+                    result.error = invalid(k, raw, "not a byte count (e.g. 65536, 64K, 1M)");
+                    return result;
+                }
+                if (*v < k.min || *v > k.max) {
+                    result.error = invalid(k, raw, "out of range");
+                    return result;
+                }
+                text = std::to_string(*v);
+                break;
+            }
+            case KnobType::string:
+                break;
+        }
+        cfg.values.push_back({&k, text, from_env ? Source::environment : Source::default_value});
+    }
+
+    auto text_of = [&](const char *name) -> const std::string & {
+        for (const auto &v : cfg.values)
+            if (std::string_view(v.spec->name) == name) return v.text;
+        static const std::string empty;
+        return empty;
+    };
+    const std::string &mode = text_of("OPTIREDUCE_MODE");
+    cfg.mode = mode == "exact" ? Mode::exact : mode == "off" ? Mode::off : Mode::bounded;
+    cfg.min_bytes = std::stoull(text_of("OPTIREDUCE_MIN_BYTES"));
+    cfg.provider = lower(text_of("OPTIREDUCE_PROVIDER"));
+    if (cfg.provider.empty()) cfg.provider = "auto";
+    cfg.segment_bytes = std::stoull(text_of("OPTIREDUCE_SEGMENT_BYTES"));
+    const std::string &log = text_of("OPTIREDUCE_LOG");
+    cfg.log = log == "error" ? LogLevel::error
+              : log == "info"  ? LogLevel::info
+              : log == "debug" ? LogLevel::debug
+                               : LogLevel::warn;
+    cfg.stats = text_of("OPTIREDUCE_STATS") == "1";
+    cfg.stats_file = text_of("OPTIREDUCE_STATS_FILE");
+
+    for (const auto &name : env_names) {
+        if (name.rfind("OPTIREDUCE_", 0) != 0) continue;
+        // Test-only and launcher variables are documented separately and not knobs.
+        if (name.rfind("OPTIREDUCE_FAULT_", 0) == 0 || name == "OPTIREDUCE_LIB") continue;
+        bool known = std::any_of(kKnobs.begin(), kKnobs.end(),
+                                 [&](const KnobSpec &k) { return name == k.name; });
+        if (!known) result.unknown.push_back(name);
+    }
+    result.config = std::move(cfg);
+    return result;
+}
+
+std::string configuration_markdown() {
+    std::ostringstream os;
+    os << "| Variable | Default | Allowed | Same on all ranks | Meaning |\n"
+       << "|---|---|---|---|---|\n";
+    for (const auto &k : kKnobs) {
+        os << "| `" << k.name << "` | `" << (*k.default_value ? k.default_value : "(empty)")
+           << "` | " << k.allowed << " | " << (k.must_agree ? "yes" : "no") << " | " << k.doc
+           << " |\n";
+    }
+    return os.str();
+}
+
+}  // namespace optireduce

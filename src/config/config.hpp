@@ -1,0 +1,79 @@
+// The one table of OPTIREDUCE_* knobs (DESIGN.md section 2, src/config) and the parsed values.
+// Parsed once per process; every other layer reads the Config value, never the environment.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace optireduce {
+
+enum class Mode { bounded, exact, off };
+enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
+
+enum class KnobType { enumeration, bytes, boolean, string };
+
+struct KnobSpec {
+    const char *name;
+    KnobType type;
+    const char *default_value;
+    const char *allowed;  // enumeration: "a|b|c"; bytes: "lo..hi"; free text otherwise
+    std::uint64_t min;    // bytes only
+    std::uint64_t max;    // bytes only
+    bool must_agree;      // part of the cross-rank fingerprint checked at communicator setup
+    const char *doc;
+};
+
+// Every knob, in documentation order.
+std::span<const KnobSpec> knob_table();
+
+enum class Source { default_value, environment };
+
+struct KnobValue {
+    const KnobSpec *spec;
+    std::string text;  // normalised value (lower case for enumerations)
+    Source source;
+};
+
+struct Config {
+    Mode mode = Mode::bounded;
+    std::uint64_t min_bytes = 0;
+    std::string provider;        // "auto" or a libfabric provider name
+    std::uint64_t segment_bytes = 0;
+    LogLevel log = LogLevel::warn;
+    bool stats = false;
+    std::string stats_file;
+
+    std::vector<KnobValue> values;  // one per knob_table() row, same order
+
+    // One hash per must_agree knob, in knob_table() order: compared MIN/MAX across ranks.
+    std::vector<std::uint64_t> agreement_hashes() const;
+    // Names of the must_agree knobs, parallel to agreement_hashes().
+    static std::vector<const char *> agreement_names();
+};
+
+struct ConfigError {
+    std::string message;  // names the variable, the value and the allowed range
+};
+
+using EnvLookup = std::function<const char *(const char *)>;
+
+// Parses every knob through `lookup` (getenv in production, a map in tests). Unknown
+// OPTIREDUCE_* variables are reported in `unknown` so the caller can warn about typos.
+struct ParseResult {
+    std::optional<Config> config;
+    std::optional<ConfigError> error;
+    std::vector<std::string> unknown;
+};
+ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string> &env_names = {});
+
+const char *to_string(Mode m);
+const char *to_string(LogLevel l);
+
+// Markdown reference of the table; docs/configuration.md is checked against it by a test.
+std::string configuration_markdown();
+
+}  // namespace optireduce

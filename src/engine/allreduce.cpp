@@ -1,0 +1,76 @@
+#include "engine/comm_registry.hpp"
+#include "engine/comm_state.hpp"
+#include "engine/context.hpp"
+#include "engine/engine.hpp"
+#include "engine/tar_operation.hpp"
+#include "policy/eligibility.hpp"
+#include "telemetry/log.hpp"
+#include "telemetry/stats.hpp"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+namespace optireduce {
+
+CommState *engine_route(MPI_Comm comm, std::int64_t count) {
+    // Erroneous arguments: the underlying MPI reports them exactly as it would without us.
+    if (comm == MPI_COMM_NULL || count < 0) return nullptr;
+    if (!ensure_ready()) return nullptr;
+    CommState *st = comm_state_for(comm);
+    const Route route = decide(CallFacts{true, true, count}, st->facts());
+    if (route == Route::engine) return st;
+    process_stats().fallback_calls.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+}
+
+int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const float *in = static_cast<const float *>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
+    RdmEndpoint &ep = *comm.endpoint;
+
+    std::string error;
+    Staging *staging = nullptr;
+    {
+        std::lock_guard lock(ep.mutex());  // registration goes through the domain
+        staging = comm.acquire_staging(count, &error);
+    }
+    if (!staging) {
+        OPTIREDUCE_LOG(error, "allreduce of %zu floats: %s", count, error.c_str());
+        PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_NO_MEM);
+        return MPI_ERR_NO_MEM;
+    }
+
+    TarOperation op(comm, *staging, in, count);
+    std::unique_lock lock(ep.mutex());
+    ep.add_active(&op);
+    op.start();
+    while (!op.finished()) {
+        if (ep.progress() == 0) {
+            // Nothing arrived: let other ranks sharing this core run (oversubscribed jobs),
+            // then poll again. The lock is released so other threads can progress too.
+            lock.unlock();
+            sched_yield();
+            lock.lock();
+        }
+    }
+    ep.remove_active(&op);
+    lock.unlock();
+
+    if (op.failed()) {
+        comm.release_staging(staging);
+        OPTIREDUCE_LOG(error, "allreduce of %zu floats failed: %s", count, op.error().c_str());
+        PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_OTHER);
+        return MPI_ERR_OTHER;
+    }
+    if (count > 0) std::memcpy(recvbuf, op.result(), count * sizeof(float));
+    comm.release_staging(staging);
+
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+    process_stats().record_engine_call(count * sizeof(float), static_cast<std::uint64_t>(ns.count()));
+    return MPI_SUCCESS;
+}
+
+}  // namespace optireduce

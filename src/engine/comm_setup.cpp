@@ -1,0 +1,180 @@
+// Collective setup of a communicator's engine state (DESIGN.md section 3): all members agree on
+// the configuration, on setup success and on a communicator id, or all fall back together.
+#include "engine/comm_registry.hpp"
+#include "engine/comm_state.hpp"
+#include "engine/context.hpp"
+#include "telemetry/log.hpp"
+#include "telemetry/stats.hpp"
+#include "transport/provider_choice.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace optireduce {
+namespace {
+
+constexpr std::size_t kIdWords = tag::kMaxCommIds / 64;
+
+// Encodes "rank r failed" so that MPI_MAX yields the lowest failing rank (0: nobody failed).
+std::uint64_t failure_code(bool ok, int rank, int size) {
+    return ok ? 0 : static_cast<std::uint64_t>(size - rank);
+}
+int failed_rank(std::uint64_t code, int size) { return size - static_cast<int>(code); }
+
+void disable(CommState &st, std::string reason) {
+    st.enabled = false;
+    st.fallback_reason = std::move(reason);
+}
+
+// Steps 2-4 of setup, on a communicator every rank has reached with a float SUM call.
+void agree_and_connect(CommState &st, ProcessContext &ctx) {
+    const Config &cfg = ctx.config;
+    MPI_Comm comm = st.comm;
+
+    // Which provider: shm only if every member is on this node, which every member sees alike.
+    MPI_Comm node = MPI_COMM_NULL;
+    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_size = 0;
+    PMPI_Comm_size(node, &node_size);
+    PMPI_Comm_free(&node);
+    const std::string provider = rdm_provider_for(cfg.provider, node_size == st.size);
+
+    std::string local_error;
+    RdmEndpoint *ep = nullptr;
+    if (cfg.mode != Mode::off) ep = ctx.endpoint_for(provider, &local_error);
+    const bool local_ok = cfg.mode == Mode::off || ep != nullptr;
+
+    // One MAX reduction checks everything a rank can disagree on: each must-agree knob's hash
+    // and its complement (max of ~h is ~min h, so min == max means all equal), and who failed.
+    std::vector<std::uint64_t> hashes = cfg.agreement_hashes();
+    const std::size_t k = hashes.size();
+    std::vector<std::uint64_t> agree(2 * k + 1);
+    for (std::size_t i = 0; i < k; ++i) {
+        agree[i] = hashes[i];
+        agree[k + i] = ~hashes[i];
+    }
+    agree[2 * k] = failure_code(local_ok, st.rank, st.size);
+    PMPI_Allreduce(MPI_IN_PLACE, agree.data(), static_cast<int>(agree.size()), MPI_UINT64_T, MPI_MAX, comm);
+
+    // Communicator ids in use by any member: the new id must be free everywhere.
+    std::vector<std::uint64_t> used(kIdWords, 0);
+    {
+        std::lock_guard lock(ctx.mutex);
+        for (std::size_t i = 0; i < tag::kMaxCommIds; ++i)
+            if (ctx.used_comm_ids.test(i)) used[i / 64] |= std::uint64_t{1} << (i % 64);
+    }
+    PMPI_Allreduce(MPI_IN_PLACE, used.data(), static_cast<int>(kIdWords), MPI_UINT64_T, MPI_BOR, comm);
+
+    const auto names = Config::agreement_names();
+    std::string differing;
+    for (std::size_t i = 0; i < k; ++i)
+        if (agree[i] != ~agree[k + i]) differing += (differing.empty() ? "" : ", ") + std::string(names[i]);
+    if (!differing.empty()) {
+        if (st.rank == 0)
+            OPTIREDUCE_LOG(warn, "%s differs across the %d ranks of a communicator; falling back to "
+                                 "MPI on it. Set %s identically on every rank.",
+                           differing.c_str(), st.size, differing.c_str());
+        return disable(st, differing + " differs across ranks");
+    }
+    if (cfg.mode == Mode::off) return disable(st, "OPTIREDUCE_MODE=off");
+    if (agree[2 * k] != 0) {
+        const int who = failed_rank(agree[2 * k], st.size);
+        if (who == st.rank)
+            OPTIREDUCE_LOG(warn, "engine setup failed on rank %d of a %d-rank communicator (%s); "
+                                 "falling back to MPI on it. Check OPTIREDUCE_PROVIDER and optireduce-info.",
+                           st.rank, st.size, local_error.c_str());
+        return disable(st, "setup failed on rank " + std::to_string(who));
+    }
+    std::size_t id = 0;
+    while (id < tag::kMaxCommIds && (used[id / 64] >> (id % 64) & 1u)) ++id;
+    if (id == tag::kMaxCommIds) {
+        if (st.rank == 0)
+            OPTIREDUCE_LOG(warn, "all %u engine communicator ids are in use; falling back to MPI "
+                                 "on a new communicator. Free communicators you no longer need.",
+                           tag::kMaxCommIds);
+        return disable(st, "no free communicator id");
+    }
+
+    // Address exchange over the user's communicator: fixed-size slots, rank order.
+    std::vector<std::byte> names_all(RdmEndpoint::kNameSlot * static_cast<std::size_t>(st.size));
+    PMPI_Allgather(ep->name().data(), RdmEndpoint::kNameSlot, MPI_BYTE, names_all.data(),
+                   RdmEndpoint::kNameSlot, MPI_BYTE, comm);
+    bool connected;
+    {
+        std::lock_guard lock(ep->mutex());
+        connected = ep->resolve(names_all, st.size, st.peers, &local_error);
+    }
+    std::uint64_t fail2 = failure_code(connected, st.rank, st.size);
+    PMPI_Allreduce(MPI_IN_PLACE, &fail2, 1, MPI_UINT64_T, MPI_MAX, comm);
+    if (fail2 != 0) {
+        const int who = failed_rank(fail2, st.size);
+        if (who == st.rank)
+            OPTIREDUCE_LOG(warn, "engine setup failed on rank %d of a %d-rank communicator (%s); "
+                                 "falling back to MPI on it.",
+                           st.rank, st.size, local_error.c_str());
+        return disable(st, "address exchange failed on rank " + std::to_string(who));
+    }
+
+    st.enabled = true;
+    st.comm_id = static_cast<std::uint32_t>(id);
+    st.endpoint = ep;
+    st.segment_floats = cfg.segment_bytes / sizeof(float);
+    st.min_bytes = cfg.min_bytes;
+    std::lock_guard lock(ctx.mutex);
+    ctx.used_comm_ids.set(id);
+}
+
+}  // namespace
+
+CommState *comm_state_for(MPI_Comm comm) {
+    ProcessContext &ctx = context();
+    void *attr = nullptr;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, ctx.comm_keyval, &attr, &found);
+    if (found) return static_cast<CommState *>(attr);
+
+    auto st = std::make_unique<CommState>();
+    st->comm = comm;
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    st->intracomm = !inter;
+    // Intercommunicators and single-rank communicators pass through; every member sees the
+    // same, so no collective is needed to decide that.
+    if (inter) {
+        PMPI_Comm_remote_size(comm, &st->size);
+        disable(*st, "intercommunicator");
+    } else {
+        PMPI_Comm_rank(comm, &st->rank);
+        PMPI_Comm_size(comm, &st->size);
+        if (st->size < 2) disable(*st, "single rank");
+        else if (static_cast<std::uint32_t>(st->size) > tag::kMaxRanks) disable(*st, "more ranks than the engine tags address");
+        else agree_and_connect(*st, ctx);
+    }
+    auto &stats = process_stats();
+    (st->enabled ? stats.comms_enabled : stats.comms_fallback).fetch_add(1, std::memory_order_relaxed);
+    OPTIREDUCE_LOG(debug, "communicator of %d ranks: %s%s", st->size,
+                   st->enabled ? "engine on" : "engine off: ", st->fallback_reason.c_str());
+
+    CommState *raw = st.release();
+    {
+        std::lock_guard lock(ctx.mutex);
+        ctx.comms.push_back(raw);
+    }
+    PMPI_Comm_set_attr(comm, ctx.comm_keyval, raw);
+    return raw;
+}
+
+int delete_comm_state_attr(MPI_Comm, int, void *attr, void *) {
+    auto *st = static_cast<CommState *>(attr);
+    ProcessContext &ctx = context();
+    {
+        std::lock_guard lock(ctx.mutex);
+        ctx.comms.erase(std::remove(ctx.comms.begin(), ctx.comms.end(), st), ctx.comms.end());
+        if (st->enabled) ctx.used_comm_ids.reset(st->comm_id);
+    }
+    delete st;
+    return MPI_SUCCESS;
+}
+
+}  // namespace optireduce

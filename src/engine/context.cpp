@@ -1,0 +1,136 @@
+#include "engine/context.hpp"
+
+#include "engine/comm_state.hpp"
+#include "engine/comm_registry.hpp"
+#include "telemetry/job_summary.hpp"
+#include "telemetry/log.hpp"
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+extern char **environ;
+
+namespace optireduce {
+namespace {
+
+std::mutex g_init_mutex;
+
+std::vector<std::string> optireduce_env_names() {
+    std::vector<std::string> names;
+    for (char **e = environ; e && *e; ++e) {
+        std::string kv(*e);
+        if (kv.rfind("OPTIREDUCE_", 0) == 0) names.push_back(kv.substr(0, kv.find('=')));
+    }
+    return names;
+}
+
+ParseResult parse_from_environment() {
+    return parse_config([](const char *name) { return std::getenv(name); }, optireduce_env_names());
+}
+
+int self_delete(MPI_Comm, int, void *, void *) {
+    on_mpi_finalize();
+    return MPI_SUCCESS;
+}
+
+// Keyvals, the finalize hook and logging: everything after the configuration is known good.
+void finish_init(ProcessContext &c, Config config, const std::vector<std::string> &unknown) {
+    c.config = std::move(config);
+    log_configure(c.config.log, c.world_rank);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_comm_state_attr, &c.comm_keyval, nullptr);
+    // MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works: our
+    // finalize hook for programs whose MPI_Finalize we do not see (e.g. other bindings).
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &self_delete, &c.self_keyval, nullptr);
+    PMPI_Comm_set_attr(MPI_COMM_SELF, c.self_keyval, nullptr);
+    if (c.world_rank == 0)
+        for (const auto &name : unknown)
+            OPTIREDUCE_LOG(warn, "unknown variable %s ignored (optireduce-info lists the valid ones)",
+                           name.c_str());
+    OPTIREDUCE_LOG(info, "optireduce ready: mode %s, provider %s, min bytes %llu",
+                   to_string(c.config.mode), c.config.provider.c_str(),
+                   static_cast<unsigned long long>(c.config.min_bytes));
+    c.ready.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+ProcessContext &context() {
+    // Never destroyed: endpoints are closed at MPI_Finalize, and nothing here may run after
+    // libfabric's own destructors at exit.
+    static ProcessContext *c = new ProcessContext();
+    return *c;
+}
+
+RdmEndpoint *ProcessContext::endpoint_for(const std::string &provider, std::string *error) {
+    std::lock_guard lock(mutex);
+    auto it = endpoints.find(provider);
+    if (it != endpoints.end()) return it->second.get();
+    auto ep = RdmEndpoint::open(provider, error);
+    if (!ep) return nullptr;
+    return endpoints.emplace(provider, std::move(ep)).first->second.get();
+}
+
+void on_mpi_initialized() {
+    ProcessContext &c = context();
+    std::lock_guard lock(g_init_mutex);
+    if (c.ready.load(std::memory_order_acquire)) return;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &c.world_rank);
+    ParseResult parsed = parse_from_environment();
+    // Every rank learns whether any rank has a bad value, so all stop together; only the lowest
+    // such rank prints, so the job shows one message instead of one per rank.
+    int first_bad = parsed.error ? c.world_rank : INT_MAX;
+    PMPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first_bad != INT_MAX) {
+        if (first_bad == c.world_rank)
+            std::fprintf(stderr, "optireduce[%d] error: %s\n", c.world_rank, parsed.error->message.c_str());
+        PMPI_Finalize();
+        std::exit(1);
+    }
+    finish_init(c, std::move(*parsed.config), parsed.unknown);
+}
+
+bool ensure_ready() {
+    ProcessContext &c = context();
+    if (c.ready.load(std::memory_order_acquire)) return !c.finalized;
+    int initialized = 0, finalized = 0;
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (!initialized || finalized) return false;
+    std::lock_guard lock(g_init_mutex);
+    if (!c.ready.load(std::memory_order_acquire)) {
+        // MPI was initialised without passing through our wrappers: no collective is possible
+        // here (we may be inside a call on a sub-communicator), so a bad value aborts.
+        PMPI_Comm_rank(MPI_COMM_WORLD, &c.world_rank);
+        ParseResult parsed = parse_from_environment();
+        if (parsed.error) {
+            std::fprintf(stderr, "optireduce[%d] error: %s\n", c.world_rank, parsed.error->message.c_str());
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        finish_init(c, std::move(*parsed.config), parsed.unknown);
+    }
+    return !c.finalized;
+}
+
+void on_mpi_finalize() {
+    ProcessContext &c = context();
+    if (!ensure_ready()) return;
+    write_job_summary(c.config, c.world_rank);
+    // Deleting the attribute runs delete_comm_state_attr, which unregisters the state.
+    std::vector<CommState *> live;
+    {
+        std::lock_guard lock(c.mutex);
+        live = c.comms;
+    }
+    for (CommState *st : live) PMPI_Comm_delete_attr(st->comm, c.comm_keyval);
+    {
+        std::lock_guard lock(c.mutex);
+        c.endpoints.clear();
+    }
+    PMPI_Comm_free_keyval(&c.comm_keyval);
+    c.finalized = true;
+}
+
+}  // namespace optireduce

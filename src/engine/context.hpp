@@ -1,0 +1,56 @@
+// The one process context (DESIGN.md section 9: no global mutable state except this): parsed
+// configuration, the attribute keyvals, the libfabric endpoints shared by communicators, and
+// the registry of live communicator states.
+#pragma once
+
+#include "config/config.hpp"
+#include "transport/rdm_endpoint.hpp"
+#include "transport/tag.hpp"
+
+#include <mpi.h>
+
+#include <atomic>
+#include <bitset>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace optireduce {
+
+class CommState;
+
+struct ProcessContext {
+    std::atomic<bool> ready{false};  // configuration parsed and keyvals created
+    std::atomic<bool> finalized{false};
+    Config config;
+    int world_rank = -1;
+    int comm_keyval = MPI_KEYVAL_INVALID;
+    int self_keyval = MPI_KEYVAL_INVALID;
+
+    std::mutex mutex;  // everything below
+    std::map<std::string, std::unique_ptr<RdmEndpoint>> endpoints;  // by provider name
+    std::vector<CommState *> comms;                                 // live, set up
+    std::bitset<tag::kMaxCommIds> used_comm_ids;
+
+    // The endpoint for a provider, opened on first use. nullptr and *error on failure.
+    RdmEndpoint *endpoint_for(const std::string &provider, std::string *error);
+};
+
+ProcessContext &context();
+
+// After PMPI_Init / PMPI_Init_thread returned MPI_SUCCESS (C and Fortran wrappers). Parses the
+// configuration; an invalid value stops the job here with one message naming the variable.
+void on_mpi_initialized();
+
+// Before PMPI_Finalize (and from the MPI_COMM_SELF attribute callback inside it, for callers
+// that reach PMPI_Finalize without our wrapper). Idempotent. Writes the job summary, frees every
+// communicator state and closes the endpoints while MPI is still usable.
+void on_mpi_finalize();
+
+// True when the engine can be used now: MPI initialised and not finalised, configuration
+// parsed (lazily, if MPI_Init was not seen). Cheap after the first call.
+bool ensure_ready();
+
+}  // namespace optireduce

@@ -1,0 +1,90 @@
+// One exact Transpose AllReduce (DESIGN.md section 4) on one communicator.
+//
+// Phase 1 (reduce-scatter): this rank sends shard j of its input straight to rank j, segment by
+// segment, starting with rank+1 and interleaving destinations. The owner adds the N
+// contributions of each segment, in rank order, as soon as the segment's last contribution
+// arrived. Phase 2 (all-gather): each reduced segment is sent straight to every other rank right
+// away, so the phases overlap per segment instead of waiting for a whole shard.
+//
+// All receives are posted when the operation starts; messages that arrive before this rank
+// started (a faster peer) wait in the provider's unexpected queue, so no barrier is needed.
+// Messages are matched by tag (communicator, sequence, source, phase, segment), so several
+// operations can be in flight on one communicator.
+#pragma once
+
+#include "engine/comm_state.hpp"
+#include "transport/rdm_endpoint.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace optireduce {
+
+class TarOperation final : public Progressable {
+public:
+    // `in` is the caller's input (sendbuf, or recvbuf for MPI_IN_PLACE); it must stay valid and
+    // unchanged until the operation completed.
+    TarOperation(CommState &comm, Staging &staging, const float *in, std::size_t n);
+    TarOperation(const TarOperation &) = delete;
+    TarOperation &operator=(const TarOperation &) = delete;
+    ~TarOperation() = default;
+
+    // Requires the endpoint lock. Queues every receive and the phase-1 sends.
+    void start();
+    // Requires the endpoint lock.
+    void advance() override;
+    bool finished() const { return failed_ ? outstanding_ == 0 : done_ == transfers_.size(); }
+    bool failed() const { return failed_; }
+    const std::string &error() const { return error_; }
+    // After finished() and !failed(): the whole result vector.
+    const float *result() const { return result_; }
+
+private:
+    enum class Kind : std::uint8_t { recv_reduce, recv_gather, send_reduce, send_gather };
+    struct Transfer {
+        Completion completion;
+        void *buf = nullptr;
+        std::size_t bytes = 0;
+        std::uint64_t tag = 0;
+        fi_addr_t peer_addr = 0;
+        int peer = 0;
+        std::uint32_t segment = 0;
+        Kind kind = Kind::recv_reduce;
+        bool posted = false;
+        bool done = false;
+    };
+
+    static void on_done(Completion *c, int error);
+    void handle(Transfer &t, int error);
+    void reduce_segment(std::uint32_t s);
+    void add(Kind kind, int peer, std::uint32_t segment, void *buf, std::size_t floats,
+             std::uint64_t tag);
+    void fail(std::string why);
+
+    CommState &comm_;
+    RdmEndpoint &ep_;
+    const float *in_;
+    void *in_desc_ = nullptr;
+    float *result_;
+    void *result_desc_;
+    float *incoming_;
+    void *incoming_desc_;
+    std::vector<const float *> terms_;  // scratch for reduce_segment, one per rank
+    std::size_t n_;
+    std::uint32_t seq_;
+    std::size_t own_offset_ = 0, own_count_ = 0, own_segments_ = 0;
+
+    std::vector<Transfer> transfers_;  // all created up front: Completion pointers must not move
+    std::size_t gather_send_base_ = 0;  // transfers_[base + s*(N-1) + k-1]: segment s to peer k
+    std::vector<std::uint32_t> queue_;  // transfer indices waiting to be posted, in order
+    std::size_t queue_head_ = 0;
+    std::vector<std::uint32_t> arrived_;  // per own segment: phase-1 contributions received
+    std::size_t done_ = 0;
+    std::size_t outstanding_ = 0;  // posted, not yet completed
+    bool failed_ = false;
+    std::string error_;
+};
+
+}  // namespace optireduce

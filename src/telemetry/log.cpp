@@ -1,0 +1,44 @@
+#include "telemetry/log.hpp"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+
+namespace optireduce {
+namespace {
+std::atomic<int> g_level{static_cast<int>(LogLevel::warn)};
+std::atomic<int> g_rank{-1};
+std::atomic<int> g_emitted{0};
+constexpr int kMaxMessages = 200;  // per process; debug logging of every call stays bounded
+}  // namespace
+
+void log_configure(LogLevel level, int world_rank) {
+    g_level.store(static_cast<int>(level), std::memory_order_relaxed);
+    g_rank.store(world_rank, std::memory_order_relaxed);
+}
+
+bool log_enabled(LogLevel level) {
+    return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);
+}
+
+void log_message(LogLevel level, const char *fmt, ...) {
+    const int n = g_emitted.fetch_add(1, std::memory_order_relaxed);
+    if (n > kMaxMessages) return;
+    char text[1024];
+    if (n == kMaxMessages) {
+        std::snprintf(text, sizeof text, "further messages suppressed (limit %d)", kMaxMessages);
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        std::vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+    }
+    // One fprintf per line so lines of different ranks sharing a terminal do not interleave.
+    const int rank = g_rank.load(std::memory_order_relaxed);
+    if (rank >= 0)
+        std::fprintf(stderr, "optireduce[%d] %s: %s\n", rank, to_string(level), text);
+    else
+        std::fprintf(stderr, "optireduce[?] %s: %s\n", to_string(level), text);
+}
+
+}  // namespace optireduce

@@ -1,0 +1,21 @@
+// Which libfabric provider the engine asks for (OPTIREDUCE_PROVIDER), shared by the engine and
+// optireduce-info so both always name the same one.
+#pragma once
+
+#include <string>
+
+namespace optireduce {
+
+// The reliable (FI_EP_RDM) provider name for a knob value. "auto": shm when every rank of the
+// communicator shares this node (the fastest path, no network stack), tcp;ofi_rxm otherwise (runs
+// on any IP network). "tcp" is shorthand for tcp;ofi_rxm because plain tcp is MSG-only in
+// libfabric 1.17. Anything else is passed to libfabric as given; an unknown name makes setup fail
+// on every rank, and the communicator falls back to the underlying MPI.
+inline std::string rdm_provider_for(const std::string &knob, bool all_ranks_on_one_node) {
+    if (knob == "auto" || knob.empty()) return all_ranks_on_one_node ? "shm" : "tcp;ofi_rxm";
+    if (knob == "tcp") return "tcp;ofi_rxm";
+    if (knob == "udp") return "udp;ofi_rxd";
+    return knob;
+}
+
+}  // namespace optireduce

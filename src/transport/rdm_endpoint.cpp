@@ -1,0 +1,179 @@
+#include "transport/rdm_endpoint.hpp"
+
+#include "telemetry/log.hpp"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace optireduce {
+namespace {
+
+constexpr int kCqBatch = 32;
+constexpr std::size_t kCqSize = 16384;
+
+FiInfoPtr make_hints(const std::string &provider) {
+    FiInfoPtr hints(fi_allocinfo());
+    if (!hints) return nullptr;
+    hints->caps = FI_TAGGED;
+    hints->ep_attr->type = FI_EP_RDM;
+    // We provide an fi_context2 with every transfer, so any provider that wants one may have it.
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    // What we can honour: registering our own staging memory. We never use RMA, so the other
+    // bits are free to accept. FI_MR_ENDPOINT (cxi) would need an MR bind we do not do.
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    // Every call into this endpoint happens under RdmEndpoint::mutex_.
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->fabric_attr->prov_name = strdup(provider.c_str());  // freed by fi_freeinfo
+    return hints;
+}
+
+}  // namespace
+
+std::unique_ptr<RdmEndpoint> RdmEndpoint::open(const std::string &provider, std::string *error) {
+    std::unique_ptr<RdmEndpoint> self(new RdmEndpoint());
+    self->provider_ = provider;
+    auto fail = [&](const char *what, int rc) {
+        *error = "provider '" + provider + "': " + fi_error_text(what, rc);
+        return nullptr;
+    };
+
+    FiInfoPtr hints = make_hints(provider);
+    if (!hints) return fail("fi_allocinfo", -FI_ENOMEM);
+    fi_info *info = nullptr;
+    int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &info);
+    if (rc != 0 || info == nullptr)
+        return fail("fi_getinfo found no reliable tagged endpoint", rc ? rc : -FI_ENODATA);
+    self->info_.reset(info);
+
+    self->max_msg_size_ = info->ep_attr->max_msg_size;
+    self->mr_local_ = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+
+    if ((rc = fi_fabric(info->fabric_attr, self->fabric_.out(), nullptr))) return fail("fi_fabric", rc);
+    if ((rc = fi_domain(self->fabric_.get(), info, self->domain_.out(), nullptr)))
+        return fail("fi_domain", rc);
+
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    if ((rc = fi_av_open(self->domain_.get(), &av_attr, self->av_.out(), nullptr)))
+        return fail("fi_av_open", rc);
+
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    cq_attr.size = kCqSize;
+    // Polled with fi_cq_read against our own clock; never fi_cq_sread (shm ignores its timeout).
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if ((rc = fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr)))
+        return fail("fi_cq_open", rc);
+
+    if ((rc = fi_endpoint(self->domain_.get(), info, self->ep_.out(), nullptr)))
+        return fail("fi_endpoint", rc);
+    if ((rc = fi_ep_bind(self->ep_.get(), &self->av_.get()->fid, 0))) return fail("fi_ep_bind(av)", rc);
+    if ((rc = fi_ep_bind(self->ep_.get(), &self->cq_.get()->fid, FI_TRANSMIT | FI_RECV)))
+        return fail("fi_ep_bind(cq)", rc);
+    if ((rc = fi_enable(self->ep_.get()))) return fail("fi_enable", rc);
+
+    std::size_t len = kNameSlot;
+    if ((rc = fi_getname(&self->ep_.get()->fid, self->name_.data(), &len)))
+        return fail("fi_getname", rc);
+
+    OPTIREDUCE_LOG(info, "opened %s endpoint: fabric %s, domain %s, max_msg_size %zu, mr_local %d",
+                   info->fabric_attr->prov_name, info->fabric_attr->name, info->domain_attr->name,
+                   self->max_msg_size_, self->mr_local_ ? 1 : 0);
+    return self;
+}
+
+RdmEndpoint::~RdmEndpoint() {
+    // Operations are finished before endpoints close (engine teardown order); closing the
+    // endpoint releases anything the provider still buffers.
+    if (int rc = ep_.reset()) OPTIREDUCE_LOG(debug, "%s", fi_error_text("fi_close(ep)", rc).c_str());
+}
+
+bool RdmEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
+                          std::string *error) {
+    out.assign(static_cast<std::size_t>(count), FI_ADDR_NOTAVAIL);
+    for (int i = 0; i < count; ++i) {
+        const std::byte *slot = names.data() + static_cast<std::size_t>(i) * kNameSlot;
+        std::string key(reinterpret_cast<const char *>(slot), kNameSlot);
+        auto it = known_peers_.find(key);
+        if (it != known_peers_.end()) {
+            out[static_cast<std::size_t>(i)] = it->second;
+            continue;
+        }
+        fi_addr_t addr = FI_ADDR_NOTAVAIL;
+        int rc = fi_av_insert(av_.get(), slot, 1, &addr, 0, nullptr);
+        if (rc != 1 || addr == FI_ADDR_NOTAVAIL) {
+            *error = "provider '" + provider_ + "': " +
+                     fi_error_text("fi_av_insert of a peer address failed", rc < 0 ? rc : -FI_EINVAL);
+            return false;
+        }
+        known_peers_.emplace(std::move(key), addr);
+        out[static_cast<std::size_t>(i)] = addr;
+    }
+    return true;
+}
+
+MemoryRegion RdmEndpoint::register_memory(void *buf, std::size_t len, std::string *error) {
+    if (!mr_local_ || len == 0) return {};
+    FiHandle<fid_mr> mr;
+    int rc = fi_mr_reg(domain_.get(), buf, len, FI_SEND | FI_RECV, 0, 0, 0, mr.out(), nullptr);
+    if (rc) *error = fi_error_text("fi_mr_reg", rc);
+    return MemoryRegion(std::move(mr));
+}
+
+int RdmEndpoint::post_send(const void *buf, std::size_t len, void *desc, fi_addr_t dest,
+                           std::uint64_t tag, Completion *c) {
+    return static_cast<int>(fi_tsend(ep_.get(), buf, len, desc, dest, tag, &c->fi_ctx));
+}
+
+int RdmEndpoint::post_recv(void *buf, std::size_t len, void *desc, std::uint64_t tag,
+                           Completion *c) {
+    return static_cast<int>(fi_trecv(ep_.get(), buf, len, desc, FI_ADDR_UNSPEC, tag, 0, &c->fi_ctx));
+}
+
+void RdmEndpoint::cancel(Completion *c) { fi_cancel(&ep_.get()->fid, &c->fi_ctx); }
+
+int RdmEndpoint::progress() {
+    int handled = 0;
+    fi_cq_tagged_entry entries[kCqBatch];
+    for (;;) {
+        ssize_t n = fi_cq_read(cq_.get(), entries, kCqBatch);
+        if (n > 0) {
+            for (ssize_t i = 0; i < n; ++i) {
+                auto *c = static_cast<Completion *>(entries[i].op_context);
+                c->on_done(c, 0);
+            }
+            handled += static_cast<int>(n);
+            if (n < kCqBatch) break;
+            continue;
+        }
+        if (n == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            if (fi_cq_readerr(cq_.get(), &err, 0) == 1) {
+                auto *c = static_cast<Completion *>(err.op_context);
+                if (err.err != FI_ECANCELED)
+                    OPTIREDUCE_LOG(warn, "%s transfer failed: %s", provider_.c_str(),
+                                   fi_cq_strerror(cq_.get(), err.prov_errno, err.err_data, nullptr, 0));
+                c->on_done(c, err.err ? err.err : FI_EIO);
+                ++handled;
+                continue;
+            }
+        }
+        break;  // -FI_EAGAIN: empty
+    }
+    // advance() posts transfers but never adds or removes active operations (their owners do,
+    // outside progress), so indexing stays valid.
+    for (std::size_t i = 0; i < active_.size(); ++i) active_[i]->advance();
+    return handled;
+}
+
+void RdmEndpoint::add_active(Progressable *p) { active_.push_back(p); }
+
+void RdmEndpoint::remove_active(Progressable *p) {
+    active_.erase(std::remove(active_.begin(), active_.end(), p), active_.end());
+}
+
+}  // namespace optireduce
