@@ -130,7 +130,10 @@ void on_mpi_finalize() {
         c.endpoints.clear();
     }
     PMPI_Comm_free_keyval(&c.comm_keyval);
+    // MPI_COMM_SELF still holds an attribute with this keyval; MPI releases the keyval once
+    // PMPI_Finalize deleted it (whose callback then finds us finalized and returns).
     c.finalized = true;
+    PMPI_Comm_free_keyval(&c.self_keyval);
 }
 
 }  // namespace optireduce
