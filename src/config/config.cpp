@@ -4,7 +4,10 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <sstream>
+
+extern char **environ;
 
 namespace optireduce {
 namespace {
@@ -209,13 +212,29 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     return result;
 }
 
+ParseResult parse_environment() {
+    // Names only: parse_config() looks values up itself and only needs the names to find
+    // OPTIREDUCE_* variables that match no knob.
+    std::vector<std::string> names;
+    for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
+        std::string entry(*e);
+        if (entry.rfind("OPTIREDUCE_", 0) == 0) names.push_back(entry.substr(0, entry.find('=')));
+    }
+    return parse_config([](const char *name) { return std::getenv(name); }, names);
+}
+
 std::string configuration_markdown() {
     std::ostringstream os;
     os << "| Variable | Default | Allowed | Same on all ranks | Meaning |\n"
        << "|---|---|---|---|---|\n";
+    // A literal '|' would end the table cell ("bounded|exact|off"): escape it.
+    auto cell = [](std::string text) {
+        for (std::size_t pos = 0; (pos = text.find('|', pos)) != std::string::npos; pos += 2) text.insert(pos, "\\");
+        return text;
+    };
     for (const auto &k : kKnobs) {
         os << "| `" << k.name << "` | `" << (*k.default_value ? k.default_value : "(empty)")
-           << "` | " << k.allowed << " | " << (k.must_agree ? "yes" : "no") << " | " << k.doc
+           << "` | " << cell(k.allowed) << " | " << (k.must_agree ? "yes" : "no") << " | " << cell(k.doc)
            << " |\n";
     }
     return os.str();

@@ -70,6 +70,9 @@ struct ParseResult {
 };
 ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string> &env_names = {});
 
+// parse_config() over this process's environment: what the library and optireduce-info use.
+ParseResult parse_environment();
+
 const char *to_string(Mode m);
 const char *to_string(LogLevel l);
 

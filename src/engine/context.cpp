@@ -11,25 +11,10 @@
 #include <string>
 #include <vector>
 
-extern char **environ;
-
 namespace optireduce {
 namespace {
 
 std::mutex g_init_mutex;
-
-std::vector<std::string> optireduce_env_names() {
-    std::vector<std::string> names;
-    for (char **e = environ; e && *e; ++e) {
-        std::string kv(*e);
-        if (kv.rfind("OPTIREDUCE_", 0) == 0) names.push_back(kv.substr(0, kv.find('=')));
-    }
-    return names;
-}
-
-ParseResult parse_from_environment() {
-    return parse_config([](const char *name) { return std::getenv(name); }, optireduce_env_names());
-}
 
 int self_delete(MPI_Comm, int, void *, void *) {
     on_mpi_finalize();
@@ -78,7 +63,7 @@ void on_mpi_initialized() {
     std::lock_guard lock(g_init_mutex);
     if (c.ready.load(std::memory_order_acquire)) return;
     PMPI_Comm_rank(MPI_COMM_WORLD, &c.world_rank);
-    ParseResult parsed = parse_from_environment();
+    ParseResult parsed = parse_environment();
     // Every rank learns whether any rank has a bad value, so all stop together; only the lowest
     // such rank prints, so the job shows one message instead of one per rank.
     int first_bad = parsed.error ? c.world_rank : INT_MAX;
@@ -104,7 +89,7 @@ bool ensure_ready() {
         // MPI was initialised without passing through our wrappers: no collective is possible
         // here (we may be inside a call on a sub-communicator), so a bad value aborts.
         PMPI_Comm_rank(MPI_COMM_WORLD, &c.world_rank);
-        ParseResult parsed = parse_from_environment();
+        ParseResult parsed = parse_environment();
         if (parsed.error) {
             std::fprintf(stderr, "optireduce[%d] error: %s\n", c.world_rank, parsed.error->message.c_str());
             PMPI_Abort(MPI_COMM_WORLD, 1);

@@ -1,6 +1,7 @@
 #include "transport/rdm_endpoint.hpp"
 
 #include "telemetry/log.hpp"
+#include "transport/hints.hpp"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -20,13 +21,7 @@ FiInfoPtr make_hints(const std::string &provider) {
     if (!hints) return nullptr;
     hints->caps = FI_TAGGED;
     hints->ep_attr->type = FI_EP_RDM;
-    // We provide an fi_context2 with every transfer, so any provider that wants one may have it.
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    // What we can honour: registering our own staging memory. We never use RMA, so the other
-    // bits are free to accept. FI_MR_ENDPOINT (cxi) would need an MR bind we do not do.
-    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-    // Every call into this endpoint happens under RdmEndpoint::mutex_.
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    set_engine_hints(*hints);
     hints->fabric_attr->prov_name = strdup(provider.c_str());  // freed by fi_freeinfo
     return hints;
 }

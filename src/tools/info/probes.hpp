@@ -1,0 +1,17 @@
+// The four things optireduce-info looks at, one probe each. None of them initialises MPI: the
+// tool must work on a login node, outside any job, and before a launcher is involved.
+#pragma once
+
+#include "report.hpp"
+
+namespace optireduce::info {
+
+LibraryFacts probe_library();
+
+// `provider_knob` is OPTIREDUCE_PROVIDER as parsed, so the tool shows the provider the engine
+// would really ask for.
+FabricFacts probe_fabric(const std::string &provider_knob);
+
+TopologyFacts probe_topology();
+
+}  // namespace optireduce::info

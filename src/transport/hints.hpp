@@ -1,0 +1,23 @@
+// The capabilities the engine asks libfabric for, shared by the transport and optireduce-info
+// so that "usable" in the tool means usable by the engine.
+#pragma once
+
+#include <rdma/fabric.h>
+
+namespace optireduce {
+
+// Everything but the endpoint type, capabilities and provider name.
+inline void set_engine_hints(fi_info &hints) {
+    // We provide an fi_context2 with every transfer, so any provider that wants one may have it.
+    hints.mode = FI_CONTEXT | FI_CONTEXT2;
+    // Datagram providers may need a prefix before the payload (efa); the datagram channel
+    // reserves it.
+    if (hints.ep_attr->type == FI_EP_DGRAM) hints.mode |= FI_MSG_PREFIX;
+    // What we can honour: registering our own staging memory. We never use RMA, so the other
+    // bits are free to accept. FI_MR_ENDPOINT (cxi) would need an MR bind we do not do.
+    hints.domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    // Every call into an endpoint happens under its owner's mutex.
+    hints.domain_attr->threading = FI_THREAD_DOMAIN;
+}
+
+}  // namespace optireduce

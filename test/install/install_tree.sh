@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Fixture: installs the build tree into a fresh prefix, as a user would with --prefix.
+set -euo pipefail
+build=$1 prefix=$2
+rm -rf "$prefix"
+cmake --install "$build" --prefix "$prefix"
