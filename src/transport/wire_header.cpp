@@ -1,0 +1,93 @@
+#include "transport/wire_header.hpp"
+
+namespace optireduce::wire {
+namespace {
+
+// Byte offsets of each field (docs/protocol.md, "Header layout").
+enum Offset : std::size_t {
+    kOffMagic = 0,
+    kOffVersion = 4,
+    kOffPhase = 5,
+    kOffFlags = 6,
+    kOffReserved1 = 7,
+    kOffNonce = 8,
+    kOffComm = 16,
+    kOffSeq = 20,
+    kOffSrc = 24,
+    kOffChunk = 28,
+    kOffLen = 32,
+    kOffReserved2 = 34,
+    kOffEstimate = 36,
+};
+static_assert(kOffEstimate + 4 == kHeaderBytes);
+
+template <class T>
+void put(std::span<std::byte, kHeaderBytes> out, std::size_t off, T v) {
+    for (std::size_t i = 0; i < sizeof(T); ++i) out[off + i] = static_cast<std::byte>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xffu);
+}
+
+template <class T>
+T get(std::span<const std::byte> in, std::size_t off) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<std::uint64_t>(in[off + i]) << (8 * i);
+    return static_cast<T>(v);
+}
+
+constexpr std::uint8_t kKnownFlags = kTail;
+
+}  // namespace
+
+void encode(const Header &h, std::span<std::byte, kHeaderBytes> out) {
+    put<std::uint32_t>(out, kOffMagic, kMagic);
+    put<std::uint8_t>(out, kOffVersion, h.version);
+    put<std::uint8_t>(out, kOffPhase, static_cast<std::uint8_t>(h.phase));
+    put<std::uint8_t>(out, kOffFlags, h.flags);
+    put<std::uint8_t>(out, kOffReserved1, 0);
+    put<std::uint64_t>(out, kOffNonce, h.job_nonce);
+    put<std::uint32_t>(out, kOffComm, h.comm_id);
+    put<std::uint32_t>(out, kOffSeq, h.seq);
+    put<std::uint32_t>(out, kOffSrc, h.src_rank);
+    put<std::uint32_t>(out, kOffChunk, h.chunk);
+    put<std::uint16_t>(out, kOffLen, h.payload_len);
+    put<std::uint16_t>(out, kOffReserved2, 0);
+    put<std::uint32_t>(out, kOffEstimate, h.sender_estimate_us);
+}
+
+const char *to_string(DecodeError e) {
+    switch (e) {
+        case DecodeError::too_short: return "shorter than the header";
+        case DecodeError::bad_magic: return "bad magic";
+        case DecodeError::bad_version: return "unsupported version";
+        case DecodeError::bad_phase: return "unknown phase";
+        case DecodeError::bad_length: return "payload length does not match the datagram";
+        case DecodeError::reserved_set: return "reserved bits set";
+    }
+    return "?";
+}
+
+Decoded decode(std::span<const std::byte> d) {
+    if (d.size() < kHeaderBytes) return {std::nullopt, DecodeError::too_short};
+    if (get<std::uint32_t>(d, kOffMagic) != kMagic) return {std::nullopt, DecodeError::bad_magic};
+    Header h;
+    h.version = get<std::uint8_t>(d, kOffVersion);
+    if (h.version != kVersion) return {std::nullopt, DecodeError::bad_version};
+    const auto phase = get<std::uint8_t>(d, kOffPhase);
+    if (phase != static_cast<std::uint8_t>(Phase::reduce_scatter) && phase != static_cast<std::uint8_t>(Phase::all_gather))
+        return {std::nullopt, DecodeError::bad_phase};
+    h.phase = static_cast<Phase>(phase);
+    h.flags = get<std::uint8_t>(d, kOffFlags);
+    if ((h.flags & ~kKnownFlags) != 0 || get<std::uint8_t>(d, kOffReserved1) != 0 ||
+        get<std::uint16_t>(d, kOffReserved2) != 0)
+        return {std::nullopt, DecodeError::reserved_set};
+    h.job_nonce = get<std::uint64_t>(d, kOffNonce);
+    h.comm_id = get<std::uint32_t>(d, kOffComm);
+    h.seq = get<std::uint32_t>(d, kOffSeq);
+    h.src_rank = get<std::uint32_t>(d, kOffSrc);
+    h.chunk = get<std::uint32_t>(d, kOffChunk);
+    h.payload_len = get<std::uint16_t>(d, kOffLen);
+    h.sender_estimate_us = get<std::uint32_t>(d, kOffEstimate);
+    if (static_cast<std::size_t>(h.payload_len) != d.size() - kHeaderBytes) return {std::nullopt, DecodeError::bad_length};
+    return {h, DecodeError::too_short};
+}
+
+}  // namespace optireduce::wire

@@ -1,0 +1,57 @@
+// The header at the front of every datagram of the bounded (FI_EP_DGRAM) channel: the one
+// definition of the wire format, specified in docs/protocol.md. Encoded field by field in
+// little-endian order, never by copying a struct, so the format does not depend on the
+// compiler's layout or the host's byte order.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace optireduce::wire {
+
+inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
+inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 40;
+
+enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2 };
+
+enum Flags : std::uint8_t {
+    kTail = 1u << 0,  // the sender's last datagram of this phase to this receiver
+};
+
+struct Header {
+    std::uint8_t version = kVersion;
+    Phase phase = Phase::reduce_scatter;
+    std::uint8_t flags = 0;
+    std::uint64_t job_nonce = 0;    // random, chosen by rank 0 at communicator setup
+    std::uint32_t comm_id = 0;      // agreed at communicator setup
+    std::uint32_t seq = 0;          // eligible call number on the communicator
+    std::uint32_t src_rank = 0;     // sender's rank in the communicator
+    std::uint32_t chunk = 0;        // datagram index within (phase, sender -> receiver) stream
+    std::uint16_t payload_len = 0;  // bytes after the header
+    std::uint32_t sender_estimate_us = 0;  // sender's expected phase completion time
+
+    bool operator==(const Header &) const = default;
+};
+
+// Writes kHeaderBytes into out (which must hold at least that many bytes).
+void encode(const Header &h, std::span<std::byte, kHeaderBytes> out);
+
+enum class DecodeError : std::uint8_t { too_short, bad_magic, bad_version, bad_phase, bad_length, reserved_set };
+const char *to_string(DecodeError e);
+
+struct Decoded {
+    std::optional<Header> header;
+    DecodeError error = DecodeError::too_short;  // meaningful when !header
+};
+
+// Parses the header of a received datagram of `datagram.size()` bytes. Checks what the header
+// alone can tell (magic, version, phase, that payload_len matches the datagram size, reserved
+// bits zero); the receiver then checks nonce, communicator, rank and chunk bounds against its
+// own state before any byte of payload is placed.
+Decoded decode(std::span<const std::byte> datagram);
+
+}  // namespace optireduce::wire
