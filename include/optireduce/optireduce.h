@@ -22,8 +22,10 @@ typedef struct optireduce_stats {
     uint64_t engine_calls;      /* allreduce calls completed by the optireduce engine */
     uint64_t engine_bytes;      /* payload bytes of those calls (count * element size) */
     uint64_t passthrough_calls; /* calls handed unchanged to the underlying MPI, all reasons */
-    uint64_t fallback_calls;    /* of those: float SUM calls on a communicator whose engine is off
-                                   (setup failed, configuration differs across ranks, mode=off) */
+    uint64_t fallback_calls;    /* of those: float SUM calls the engine did not take, because
+                                   they were below OPTIREDUCE_MIN_BYTES or the engine is off on
+                                   their communicator (setup failed, configuration differs
+                                   across ranks, mode=off, intercommunicator, one rank) */
     uint64_t comms_enabled;     /* communicators on which the engine was set up */
     uint64_t comms_fallback;    /* communicators that fell back to the underlying MPI */
 } optireduce_stats_t;

@@ -47,11 +47,19 @@ int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::s
     std::unique_lock lock(ep.mutex());
     ep.add_active(&op);
     op.start();
+    // With a core per rank, spin while completions keep coming and yield only after
+    // kSpinBeforeYield without any: yielding at once would hand the core to any other runnable
+    // process for a whole time slice between two messages microseconds apart. With more ranks
+    // than cores on the node, yield on every empty poll, as Open MPI does in that case: the
+    // peer we wait for may need this very core.
+    constexpr auto kSpinBeforeYield = std::chrono::microseconds(200);
+    const auto spin = context().oversubscribed ? std::chrono::microseconds(0) : kSpinBeforeYield;
+    auto last_event = std::chrono::steady_clock::now();
     while (!op.finished()) {
-        if (ep.progress() == 0) {
-            // Nothing arrived: let other ranks sharing this core run (oversubscribed jobs),
-            // then poll again. The lock is released so other threads can progress too.
-            lock.unlock();
+        if (ep.progress() > 0) {
+            last_event = std::chrono::steady_clock::now();
+        } else if (std::chrono::steady_clock::now() - last_event >= spin) {
+            lock.unlock();  // other threads may progress this endpoint meanwhile
             sched_yield();
             lock.lock();
         }

@@ -9,12 +9,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace optireduce {
 namespace {
 
 std::mutex g_init_mutex;
+
+// Ranks of this job on this node, as the launcher announces it (Open MPI, MPICH hydra); read
+// from the environment because the lazy initialisation path cannot run a collective.
+bool node_is_oversubscribed() {
+    for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+        if (const char *v = std::getenv(var))
+            return std::atol(v) > sysconf(_SC_NPROCESSORS_ONLN);
+    return false;
+}
 
 int self_delete(MPI_Comm, int, void *, void *) {
     on_mpi_finalize();
@@ -24,6 +34,7 @@ int self_delete(MPI_Comm, int, void *, void *) {
 // Keyvals, the finalize hook and logging: everything after the configuration is known good.
 void finish_init(ProcessContext &c, Config config, const std::vector<std::string> &unknown) {
     c.config = std::move(config);
+    c.oversubscribed = node_is_oversubscribed();
     log_configure(c.config.log, c.world_rank);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_comm_state_attr, &c.comm_keyval, nullptr);
     // MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works: our

@@ -28,6 +28,7 @@ struct ProcessContext {
     int world_rank = -1;
     int comm_keyval = MPI_KEYVAL_INVALID;
     int self_keyval = MPI_KEYVAL_INVALID;
+    bool oversubscribed = false;  // more ranks of this job on this node than online CPUs
 
     std::mutex mutex;  // everything below
     std::map<std::string, std::unique_ptr<RdmEndpoint>> endpoints;  // by provider name

@@ -1,0 +1,38 @@
+// optireduce-bench: the allreduce latency of optireduce and of the MPI underneath, measured in
+// the same job. Deliberately not linked against liboptireduce; see library_probe.hpp.
+#include "library_probe.hpp"
+#include "options.hpp"
+#include "passthrough_overhead.hpp"
+#include "sweep.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+
+int main(int argc, char** argv)
+{
+    using namespace optireduce::bench;
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+    Options options;
+    const std::string error = parse_options(argc, argv, options);
+    int status = 0;
+    if (!error.empty()) {
+        if (rank == 0) {
+            std::fprintf(stderr, "optireduce-bench: %s\n", error.c_str());
+            print_usage(stderr, argv[0]);
+        }
+        status = 2;
+    } else if (options.help) {
+        if (rank == 0)
+            print_usage(stdout, argv[0]);
+    } else {
+        const LibraryProbe library;
+        status = options.passthrough_overhead ? run_passthrough_overhead(options, library, MPI_COMM_WORLD)
+                                              : run_sweep(options, library, MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return status;
+}

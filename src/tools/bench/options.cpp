@@ -1,0 +1,168 @@
+#include "options.hpp"
+
+#include <charconv>
+#include <climits>
+#include <getopt.h>
+#include <string_view>
+
+namespace optireduce::bench {
+namespace {
+
+// MPI_Allreduce takes an int count of floats.
+constexpr std::size_t max_message_bytes = std::size_t{INT_MAX} * sizeof(float);
+
+// "64", "64k", "64M", "1G": binary multiples, as users type sizes for OSU-style sweeps.
+std::optional<std::size_t> parse_bytes(std::string_view text)
+{
+    std::size_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end == text.data())
+        return std::nullopt;
+    std::string_view suffix(end, text.data() + text.size() - end);
+    int shift = 0;
+    if (suffix == "k" || suffix == "K")
+        shift = 10;
+    else if (suffix == "m" || suffix == "M")
+        shift = 20;
+    else if (suffix == "g" || suffix == "G")
+        shift = 30;
+    else if (!suffix.empty())
+        return std::nullopt;
+    if (value > (SIZE_MAX >> shift))
+        return std::nullopt;
+    return value << shift;
+}
+
+// Counts end up as MPI int counts (the cross-rank reduction of per-iteration timings).
+std::optional<long> parse_count(std::string_view text, long minimum)
+{
+    long value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || value < minimum || value > INT_MAX)
+        return std::nullopt;
+    return value;
+}
+
+// OSU's forms: "MIN:MAX", "MAX", "MIN:".
+std::string parse_range(std::string_view text, Options& out)
+{
+    auto colon = text.find(':');
+    std::string_view lo = colon == std::string_view::npos ? std::string_view{} : text.substr(0, colon);
+    std::string_view hi = colon == std::string_view::npos ? text : text.substr(colon + 1);
+    if (!lo.empty()) {
+        auto v = parse_bytes(lo);
+        if (!v)
+            return "bad minimum size '" + std::string(lo) + "'";
+        out.min_bytes = *v;
+    }
+    if (!hi.empty()) {
+        auto v = parse_bytes(hi);
+        if (!v)
+            return "bad maximum size '" + std::string(hi) + "'";
+        out.max_bytes = *v;
+    }
+    if (lo.empty() && hi.empty())
+        return "empty size range";
+    if (out.max_bytes < sizeof(float))
+        return "maximum size is below one float (4 bytes)";
+    if (out.min_bytes > out.max_bytes)
+        return "minimum size is above the maximum";
+    if (out.max_bytes > max_message_bytes)
+        return "maximum size is above " + std::to_string(max_message_bytes) + " bytes";
+    return {};
+}
+
+} // namespace
+
+std::string parse_options(int argc, char** argv, Options& out)
+{
+    enum { opt_in_place = 256, opt_csv, opt_progress, opt_passthrough };
+    static const option long_options[] = {
+        {"message-size", required_argument, nullptr, 'm'},
+        {"iterations", required_argument, nullptr, 'i'},
+        {"warmup", required_argument, nullptr, 'x'},
+        {"validate", no_argument, nullptr, 'c'},
+        {"in-place", no_argument, nullptr, opt_in_place},
+        {"csv", required_argument, nullptr, opt_csv},
+        {"progress", no_argument, nullptr, opt_progress},
+        {"passthrough-overhead", no_argument, nullptr, opt_passthrough},
+        {"help", no_argument, nullptr, 'h'},
+        {nullptr, 0, nullptr, 0},
+    };
+    opterr = 0; // every rank parses; the caller reports once, from rank 0
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:m:i:x:ch", long_options, nullptr)) != -1) {
+        switch (c) {
+        case 'm':
+            if (auto err = parse_range(optarg, out); !err.empty())
+                return "-m: " + err;
+            break;
+        case 'i':
+            out.iterations = parse_count(optarg, 1);
+            if (!out.iterations)
+                return "-i: expected an integer from 1 to 2^31-1, got '" + std::string(optarg) + "'";
+            break;
+        case 'x':
+            out.warmup = parse_count(optarg, 0);
+            if (!out.warmup)
+                return "-x: expected an integer from 0 to 2^31-1, got '" + std::string(optarg) + "'";
+            break;
+        case 'c':
+            out.validate = true;
+            break;
+        case opt_in_place:
+            out.in_place = true;
+            break;
+        case opt_csv:
+            out.csv_path = optarg;
+            break;
+        case opt_progress:
+            out.progress = true;
+            break;
+        case opt_passthrough:
+            out.passthrough_overhead = true;
+            break;
+        case 'h':
+            out.help = true;
+            break;
+        case ':':
+            return std::string("option needs a value: ") + argv[optind - 1];
+        default:
+            return std::string("unknown option: ") + argv[optind - 1];
+        }
+    }
+    if (optind < argc)
+        return std::string("unexpected argument: ") + argv[optind];
+    return {};
+}
+
+void print_usage(std::FILE* to, const char* argv0)
+{
+    std::fprintf(to,
+        "usage: mpirun -np N [-x LD_PRELOAD=liboptireduce.so] %s [options]\n"
+        "\n"
+        "Times MPI_FLOAT MPI_SUM allreduce two ways in one run, alternating per size:\n"
+        "  optireduce  MPI_Allreduce  (the optireduce engine when the library is preloaded)\n"
+        "  native      PMPI_Allreduce (always the underlying MPI)\n"
+        "\n"
+        "  -m, --message-size MIN:MAX  bytes per rank, doubling from MIN (default 4:64M;\n"
+        "                              also MAX or MIN:; suffixes k, M, G are powers of 1024)\n"
+        "  -i, --iterations N          timed calls per size and mode (default: 1000 up to 1 MiB,\n"
+        "                              then 20 x 64 MiB / size, at least 20)\n"
+        "  -x, --warmup N              untimed calls before them (default: a tenth, at least 2)\n"
+        "  -c, --validate              compare every result (both modes, so both see the same untimed\n"
+        "                              work between calls) with PMPI_Allreduce of the same data:\n"
+        "                              PASS if max |error| <= 1e-6 * sum over ranks of max|x|\n"
+        "      --in-place              use MPI_IN_PLACE (the buffer is refilled before each call)\n"
+        "      --csv FILE              rank 0 writes size,mode,iteration,latency_us per timed call\n"
+        "      --progress              show a progress line (on stdout) although rank 0 sees no\n"
+        "                              terminal, as under mpirun and mpiexec; without it, one shows on\n"
+        "                              stderr only when that is a terminal\n"
+        "      --passthrough-overhead  instead: time N (-i, default 1000000) 1-element MPI_INT\n"
+        "                              allreduces via MPI_Allreduce vs PMPI_Allreduce, in ns per call\n"
+        "  -h, --help                  this text\n",
+        argv0);
+}
+
+} // namespace optireduce::bench

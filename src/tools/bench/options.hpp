@@ -1,0 +1,29 @@
+// Command line of optireduce-bench.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace optireduce::bench {
+
+struct Options {
+    std::size_t min_bytes = 4;
+    std::size_t max_bytes = std::size_t{64} << 20;
+    std::optional<long> iterations; // unset: chosen per size (plan.cpp), or the pass-through default
+    std::optional<long> warmup;
+    bool validate = false;
+    bool in_place = false;
+    bool progress = false; // force the progress line: launchers hide the terminal from ranks
+    bool passthrough_overhead = false;
+    bool help = false;
+    std::string csv_path;
+};
+
+// Fills `out` from argv. Returns an empty string on success, else a one-line reason.
+std::string parse_options(int argc, char** argv, Options& out);
+
+void print_usage(std::FILE* to, const char* argv0);
+
+} // namespace optireduce::bench

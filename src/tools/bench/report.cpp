@@ -1,0 +1,117 @@
+#include "report.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace optireduce::bench {
+namespace {
+
+std::string mpi_library_first_line()
+{
+    char text[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    MPI_Get_library_version(text, &length);
+    std::string line(text, static_cast<std::size_t>(length));
+    line = line.substr(0, line.find('\n'));
+    std::replace(line.begin(), line.end(), '\t', ' '); // MPICH: "MPICH Version:<TAB>4.0.2"
+    return line;
+}
+
+// OSU's widths for its columns, narrower ones for ours to keep a row readable.
+constexpr int size_width = 10, osu_width = 20, iterations_width = 12, extra_width = 13;
+
+} // namespace
+
+void print_preamble(const char* what, const LibraryProbe& library, int ranks)
+{
+    std::printf("# optireduce-bench: %s\n", what);
+    std::printf("# library:    %s\n", library.describe().c_str());
+    if (auto mismatch = library.abi_mismatch())
+        std::printf("# WARNING:    %s; use the matching optireduce-bench binary\n", mismatch->c_str());
+    std::printf("# MPI:        %s\n", mpi_library_first_line().c_str());
+    std::printf("# ranks:      %d\n", ranks);
+}
+
+void print_sweep_notes(const Options& options)
+{
+    if (options.iterations)
+        std::printf("# iterations: %ld per size and mode", *options.iterations);
+    else
+        std::printf("# iterations: 1000 per size and mode up to 1 MiB, then 20 x 64 MiB / size (at least 20)");
+    if (options.warmup)
+        std::printf(", warm-up %ld\n", *options.warmup);
+    else
+        std::printf(", warm-up a tenth of that (at least 2)\n");
+    std::printf("# data:       MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, %s%s\n",
+                options.in_place ? "MPI_IN_PLACE (refilled before each call)" : "separate send and receive buffers",
+                options.validate ? ", every result checked against PMPI_Allreduce" : "");
+    std::printf("# timing:     per size both modes run back to back, the first one alternating; calls are\n"
+                "#             timed one by one, no barrier between them; an iteration's latency is that\n"
+                "#             of its slowest rank\n");
+    std::printf("# columns:    Avg..BusBW: optireduce (MPI_Allreduce), in us; Nat-*: native (PMPI_Allreduce);\n"
+                "#             BusBW = size / P50 * 2(N-1)/N in GB/s (nccl-tests); Engine(%%): optireduce calls\n"
+                "#             the engine ran on rank 0 ('-' without the library); P50-Ratio = optireduce / native\n");
+}
+
+void print_counters(const LibraryProbe& library)
+{
+    auto stats = library.stats();
+    if (!stats)
+        return;
+    std::printf("# optireduce counters on rank 0: engine_calls=%llu engine_bytes=%llu passthrough_calls=%llu "
+                "fallback_calls=%llu comms_enabled=%llu comms_fallback=%llu\n",
+                static_cast<unsigned long long>(stats->engine_calls),
+                static_cast<unsigned long long>(stats->engine_bytes),
+                static_cast<unsigned long long>(stats->passthrough_calls),
+                static_cast<unsigned long long>(stats->fallback_calls),
+                static_cast<unsigned long long>(stats->comms_enabled),
+                static_cast<unsigned long long>(stats->comms_fallback));
+}
+
+double SweepTable::bus_bandwidth(std::size_t bytes, double latency_us) const
+{
+    if (latency_us <= 0)
+        return 0;
+    double algbw = static_cast<double>(bytes) / (latency_us * 1e3); // GB/s, 1 GB = 1e9 bytes
+    return algbw * 2.0 * (ranks_ - 1) / ranks_;
+}
+
+void SweepTable::print_header() const
+{
+    std::printf("%-*s%*s%*s%*s%*s", size_width, "# Size", osu_width, "Avg Latency(us)", osu_width,
+                "Min Latency(us)", osu_width, "Max Latency(us)", iterations_width, "Iterations");
+    for (const char* name : {"P50(us)", "P99(us)", "BusBW(GB/s)", "Engine(%)", "Nat-Avg(us)", "Nat-P50(us)",
+                             "Nat-P99(us)", "Nat-Max(us)", "Nat-BusBW", "P50-Ratio"})
+        std::printf("%*s", extra_width, name);
+    if (validate_)
+        std::printf("%*s%*s", extra_width, "Max-Error", extra_width, "Validation");
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
+void SweepTable::print_row(const SizeStep& step, const ModeOutcome& optireduce, const ModeOutcome& native,
+                           const std::optional<ValidationResult>& validation) const
+{
+    const LatencySummary& o = optireduce.latency;
+    const LatencySummary& n = native.latency;
+    std::printf("%-*zu%*.2f%*.2f%*.2f%*ld", size_width, step.bytes(), osu_width, o.avg, osu_width, o.min,
+                osu_width, o.max, iterations_width, step.iterations);
+    std::printf("%*.2f%*.2f%*.3f", extra_width, o.p50, extra_width, o.p99, extra_width,
+                bus_bandwidth(step.bytes(), o.p50));
+    if (optireduce.engine_percent)
+        std::printf("%*.1f", extra_width, *optireduce.engine_percent);
+    else
+        std::printf("%*s", extra_width, "-");
+    std::printf("%*.2f%*.2f%*.2f%*.2f%*.3f%*.3f", extra_width, n.avg, extra_width, n.p50, extra_width, n.p99,
+                extra_width, n.max, extra_width, bus_bandwidth(step.bytes(), n.p50), extra_width,
+                n.p50 > 0 ? o.p50 / n.p50 : 0.0);
+    if (validate_ && validation)
+        std::printf("%*.2e%*s", extra_width, validation->max_error, extra_width, validation->pass() ? "PASS" : "FAIL");
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
+} // namespace optireduce::bench

@@ -1,0 +1,44 @@
+// Everything optireduce-bench prints on stdout. Rank 0 calls these; the output follows OSU's
+// conventions (comment lines start with '#', one whitespace-separated row per size, size in
+// column 1 and average latency in column 2) so OSU parsers read it unchanged.
+#pragma once
+
+#include "latency_summary.hpp"
+#include "library_probe.hpp"
+#include "options.hpp"
+#include "plan.hpp"
+#include "validator.hpp"
+
+#include <optional>
+
+namespace optireduce::bench {
+
+struct ModeOutcome {
+    LatencySummary latency;
+    std::optional<double> engine_percent; // calls the engine ran; empty without the library's counters
+};
+
+// The "# optireduce-bench" block: what ran, where, on which library.
+void print_preamble(const char* what, const LibraryProbe& library, int ranks);
+
+void print_sweep_notes(const Options& options);
+
+// The library's own counters on rank 0, so a reader can tell engine calls from pass-through.
+void print_counters(const LibraryProbe& library);
+
+class SweepTable {
+public:
+    SweepTable(int ranks, bool validate) : ranks_(ranks), validate_(validate) {}
+
+    void print_header() const;
+    void print_row(const SizeStep& step, const ModeOutcome& optireduce, const ModeOutcome& native,
+                   const std::optional<ValidationResult>& validation) const;
+
+private:
+    double bus_bandwidth(std::size_t bytes, double latency_us) const;
+
+    int ranks_;
+    bool validate_;
+};
+
+} // namespace optireduce::bench

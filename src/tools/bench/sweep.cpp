@@ -1,0 +1,124 @@
+#include "sweep.hpp"
+
+#include "csv_log.hpp"
+#include "data.hpp"
+#include "progress.hpp"
+#include "report.hpp"
+#include "timed_step.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace optireduce::bench {
+namespace {
+
+// Share of this step's calls (warm-up included) that the engine ran, from the library's own
+// counters; empty when the library is not there to ask.
+std::optional<double> engine_percent(const std::optional<optireduce_stats_t>& before,
+                                     const std::optional<optireduce_stats_t>& after, const SizeStep& step)
+{
+    if (!before || !after)
+        return std::nullopt;
+    double calls = static_cast<double>(step.warmup + step.iterations);
+    return 100.0 * static_cast<double>(after->engine_calls - before->engine_calls) / calls;
+}
+
+// Rank 0 decides whether the CSV file can be created; every rank must learn the answer, or the
+// others would go on into collectives rank 0 never joins.
+bool open_csv(CsvLog& csv, const std::string& path, int rank, MPI_Comm comm)
+{
+    int ok = 1;
+    if (rank == 0 && !path.empty() && !csv.open(path)) {
+        std::fprintf(stderr, "optireduce-bench: cannot create %s\n", path.c_str());
+        ok = 0;
+    }
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    return ok != 0;
+}
+
+} // namespace
+
+int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm)
+{
+    int rank = 0, ranks = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+
+    CsvLog csv;
+    if (!open_csv(csv, options.csv_path, rank, comm))
+        return 1;
+
+    const std::vector<SizeStep> plan = make_plan(options);
+    const std::size_t max_count = static_cast<std::size_t>(plan.back().count);
+    std::vector<float> input(max_count), output(max_count);
+    fill_inputs(input, rank);
+    const StepBuffers buffers{input, output, options.in_place};
+
+    const SweepTable table(ranks, options.validate);
+    if (rank == 0) {
+        print_preamble("MPI_Allreduce (optireduce) vs PMPI_Allreduce (native)", library, ranks);
+        print_sweep_notes(options);
+        table.print_header();
+    }
+
+    const Progress progress(rank == 0, options.progress);
+    const auto started = std::chrono::steady_clock::now();
+    bool all_valid = true;
+    for (std::size_t index = 0; index < plan.size(); ++index) {
+        const SizeStep& step = plan[index];
+        std::optional<Validator> validator;
+        if (options.validate)
+            validator.emplace(std::span<const float>(input).first(static_cast<std::size_t>(step.count)), comm);
+
+        // Alternate which mode goes first, so drift (thermal, page cache, other jobs) does not
+        // always favour the same one.
+        const Mode* order[2] = {&optireduce_mode, &native_mode};
+        if (index % 2 == 1)
+            std::swap(order[0], order[1]);
+        ModeOutcome outcome[2];
+        for (const Mode* mode : order) {
+            const bool is_optireduce = mode == &optireduce_mode;
+            if (rank == 0) {
+                auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+                char line[128];
+                std::snprintf(line, sizeof line, "optireduce-bench: size %zu B (%zu/%zu), %s, %.0f s elapsed",
+                              step.bytes(), index + 1, plan.size(), mode->name, elapsed);
+                progress.show(line);
+            }
+            auto before = library.stats();
+            auto latencies = run_timed_step(*mode, step, buffers, validator ? &*validator : nullptr, comm);
+            auto after = library.stats();
+            ModeOutcome& out = outcome[is_optireduce ? 0 : 1];
+            out.latency = summarize(latencies);
+            out.engine_percent = engine_percent(before, after, step);
+            csv.write(step.bytes(), mode->name, latencies);
+        }
+
+        std::optional<ValidationResult> validation;
+        if (validator) {
+            validation = validator->finish(comm);
+            all_valid = all_valid && validation->pass();
+        }
+        if (rank == 0) {
+            progress.clear();
+            table.print_row(step, outcome[0], outcome[1], validation);
+        }
+    }
+
+    bool csv_ok = csv.close();
+    if (rank == 0) {
+        print_counters(library);
+        if (!csv_ok)
+            std::fprintf(stderr, "optireduce-bench: writing %s failed\n", options.csv_path.c_str());
+        if (!all_valid)
+            std::fprintf(stderr, "optireduce-bench: validation FAILED (see the Validation column)\n");
+    }
+    return all_valid && csv_ok ? 0 : 1;
+}
+
+} // namespace optireduce::bench

@@ -1,0 +1,25 @@
+// One message size in one mode: warm-up calls, then calls timed one by one.
+#pragma once
+
+#include "mode.hpp"
+#include "plan.hpp"
+#include "validator.hpp"
+
+#include <span>
+#include <vector>
+
+namespace optireduce::bench {
+
+struct StepBuffers {
+    std::span<const float> input; // this rank's contribution, step.count floats
+    std::span<float> output;
+    bool in_place = false;
+};
+
+// Collective. Returns, on rank 0, each timed iteration's latency in microseconds on the slowest
+// rank (what the application waits for); other ranks get an empty vector. `validator`, when
+// given, checks every result, warm-up included.
+std::vector<double> run_timed_step(const Mode& mode, const SizeStep& step, const StepBuffers& buffers,
+                                   Validator* validator, MPI_Comm comm);
+
+} // namespace optireduce::bench
