@@ -23,7 +23,7 @@ constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_MIN_BYTES", KnobType::bytes, "65536", "0..1T", 0, 1024 * GiB, true,
              "float SUM calls smaller than this (count*4 bytes) go to the underlying MPI, whose "
              "latency-optimised algorithms win for small messages"},
-    KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::string, "auto", "auto or a libfabric provider",
+    KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::identifier, "auto", "auto or a libfabric provider",
              0, 0, true,
              "libfabric provider for the engine: auto picks shm when all ranks of a communicator "
              "share a node, tcp;ofi_rxm otherwise; 'tcp' means tcp;ofi_rxm. Independent of "
@@ -174,6 +174,9 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
                 text = std::to_string(*v);
                 break;
             }
+            case KnobType::identifier:
+                text = lower(text);
+                break;
             case KnobType::string:
                 break;
         }
@@ -189,7 +192,7 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     const std::string &mode = text_of("OPTIREDUCE_MODE");
     cfg.mode = mode == "exact" ? Mode::exact : mode == "off" ? Mode::off : Mode::bounded;
     cfg.min_bytes = std::stoull(text_of("OPTIREDUCE_MIN_BYTES"));
-    cfg.provider = lower(text_of("OPTIREDUCE_PROVIDER"));
+    cfg.provider = text_of("OPTIREDUCE_PROVIDER");
     if (cfg.provider.empty()) cfg.provider = "auto";
     cfg.segment_bytes = std::stoull(text_of("OPTIREDUCE_SEGMENT_BYTES"));
     const std::string &log = text_of("OPTIREDUCE_LOG");

@@ -14,7 +14,8 @@ namespace optireduce {
 enum class Mode { bounded, exact, off };
 enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 
-enum class KnobType { enumeration, bytes, boolean, string };
+// identifier: free text compared case-insensitively (stored lower case), e.g. a provider name.
+enum class KnobType { enumeration, bytes, boolean, string, identifier };
 
 struct KnobSpec {
     const char *name;
