@@ -1,0 +1,96 @@
+# shellcheck shell=bash disable=SC2034  # constants for the scripts that source this file
+# common.sh: names, addresses and the shaping/loss helpers shared by scripts/cloud/*.sh.
+# Sourced, never run. Everything the emulated cloud creates carries the ordemo prefix, so
+# down.sh can find and remove it without touching anything else on the machine.
+
+readonly ORDEMO_PREFIX=ordemo
+readonly ORDEMO_SWITCH_NS=${ORDEMO_PREFIX}-sw        # holds the bridge and the mpirun "head"
+readonly ORDEMO_BRIDGE=br0                           # lives inside ORDEMO_SWITCH_NS
+readonly ORDEMO_SUBNET=10.77.0.0/24
+readonly ORDEMO_HEAD_IP=10.77.0.1                    # the bridge's own address
+readonly ORDEMO_STATE=/run/${ORDEMO_PREFIX}          # cluster size, current rate/loss
+readonly ORDEMO_UTS=${ORDEMO_STATE}/uts              # one persistent UTS namespace per host
+readonly ORDEMO_LOSS_CHAIN=ORDEMO_LOSS               # iptables chain inside each host namespace
+readonly ORDEMO_MAX_HOSTS=200
+# tbf: the bucket holds ORDEMO_BURST_US of traffic at the configured rate (at least
+# ORDEMO_MIN_BURST bytes, ten MTU-sized frames). The two ends of a link queue differently, as on
+# real hardware: a host's own egress queue holds ORDEMO_HOST_QUEUE_BYTES (a NIC's 1000-packet
+# txqueuelen; TCP Small Queues keep each socket far below it, so it pushes back, it does not
+# drop), while the switch port towards a host holds ORDEMO_QUEUE_MS at the port's rate and
+# tail-drops beyond it, a shallow switch buffer where incast loses packets.
+readonly ORDEMO_BURST_US=${ORDEMO_BURST_US:-1000}
+readonly ORDEMO_MIN_BURST=${ORDEMO_MIN_BURST:-15140}
+readonly ORDEMO_QUEUE_MS=${ORDEMO_QUEUE_MS:-10}
+readonly ORDEMO_HOST_QUEUE_BYTES=${ORDEMO_HOST_QUEUE_BYTES:-1514000}
+
+ordemo_die() { echo "$(basename -- "$0"): $*" >&2; exit 1; }
+
+ordemo_need_root() {
+  [[ $(id -u) -eq 0 ]] || ordemo_die "needs root (network namespaces, tc, iptables)"
+}
+
+ordemo_host_name() { echo "${ORDEMO_PREFIX}-h$1"; }    # also the namespace and the hostname
+ordemo_host_ip() { echo "10.77.0.$((10 + $1))"; }
+ordemo_host_veth() { echo "eth0"; }                   # inside the host namespace
+ordemo_port_veth() { echo "p$1"; }                    # bridge side, inside the switch namespace
+
+# Number of hosts of the running cluster, or an error if there is none.
+ordemo_hosts() {
+  [[ -r $ORDEMO_STATE/hosts ]] || ordemo_die "no emulated cloud is up (run scripts/cloud/up.sh N)"
+  cat "$ORDEMO_STATE/hosts"
+}
+
+# "1gbit" -> 1000000000. Accepts tc's bit-rate units; "0" or "off" -> 0 (no limit).
+ordemo_rate_bps() {
+  awk -v r="$1" 'BEGIN {
+    if (r == "0" || r == "off") { print 0; exit }
+    if (!match(r, /^[0-9]+(\.[0-9]+)?/)) exit 1
+    v = substr(r, 1, RLENGTH); u = tolower(substr(r, RLENGTH + 1))
+    m["bit"] = 1; m["kbit"] = 1e3; m["mbit"] = 1e6; m["gbit"] = 1e9
+    if (!(u in m) || v <= 0) exit 1
+    printf "%.0f\n", v * m[u] }' || ordemo_die "bad rate '$1' (use e.g. 100mbit, 1gbit, 2.5gbit or off)"
+}
+
+ordemo_check_loss() {
+  awk -v p="$1" 'BEGIN { exit !(p ~ /^(0|1|0?\.[0-9]+|[0-9]\.?[0-9]*e-[0-9]+)$/ && p >= 0 && p < 1) }' \
+    || ordemo_die "bad loss '$1' (a probability in [0, 1), e.g. 0.01 for 1%)"
+}
+
+# Sets the links of hosts <i>... to <rate> both ways: a host's own veth shapes what it sends,
+# its bridge port shapes what it receives. A change replaces the tbf in place (a running job
+# never sees an unshaped moment, and the drop counters survive); rate off removes it. One tc
+# process per namespace: forks are slow when the ranks keep the CPUs busy.
+ordemo_set_rate() {
+  local rate=$1 bps burst i ports=
+  shift
+  bps=$(ordemo_rate_bps "$rate")
+  burst=$(awk -v b="$bps" -v us="$ORDEMO_BURST_US" -v min="$ORDEMO_MIN_BURST" \
+    'BEGIN { x = b / 8 * us / 1e6; if (x < min) x = min; printf "%d\n", x }')
+  for i; do
+    if ((bps > 0)); then
+      tc -n "$(ordemo_host_name "$i")" qdisc replace dev "$(ordemo_host_veth "$i")" root \
+        tbf rate "$bps"bit burst "$burst" limit "$ORDEMO_HOST_QUEUE_BYTES"
+      ports+="qdisc replace dev $(ordemo_port_veth "$i") root tbf rate ${bps}bit burst $burst latency ${ORDEMO_QUEUE_MS}ms"$'\n'
+    else
+      tc -n "$(ordemo_host_name "$i")" qdisc del dev "$(ordemo_host_veth "$i")" root 2>/dev/null || true
+      ports+="qdisc del dev $(ordemo_port_veth "$i") root"$'\n'
+    fi
+  done
+  if ((bps > 0)); then
+    printf '%s' "$ports" | tc -n "$ORDEMO_SWITCH_NS" -batch -
+  else
+    printf '%s' "$ports" | tc -n "$ORDEMO_SWITCH_NS" -force -batch - 2>/dev/null || true
+  fi
+}
+
+# Host i drops each arriving packet with probability <p> (0: none). The rule sits in the
+# host's INPUT chain, after the link, so TCP sees the drops as network loss and retransmits.
+# iptables-restore swaps the chain's contents in one step.
+ordemo_set_loss() {
+  local i=$1 p=$2 rule=
+  if awk -v p="$p" 'BEGIN { exit !(p > 0) }'; then
+    rule="-A $ORDEMO_LOSS_CHAIN -m statistic --mode random --probability $p -j DROP"
+  fi
+  printf '*filter\n-F %s\n%s\nCOMMIT\n' "$ORDEMO_LOSS_CHAIN" "$rule" |
+    ip netns exec "$(ordemo_host_name "$i")" iptables-restore -w 5 --noflush
+}
