@@ -17,7 +17,9 @@ extern "C" {
 #define OPTIREDUCE_VERSION_MINOR 1
 #define OPTIREDUCE_VERSION_PATCH 0
 
-/* Process-wide counters since MPI_Init. Every field only grows. */
+/* Process-wide counters since MPI_Init (this process only; the OPTIREDUCE_STATS summary adds
+ * them over all ranks, so there a communicator of N ranks counts N times in comms_*).
+ * Every field only grows. */
 typedef struct optireduce_stats {
     uint64_t engine_calls;      /* allreduce calls completed by the optireduce engine */
     uint64_t engine_bytes;      /* payload bytes of those calls (count * element size) */

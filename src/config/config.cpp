@@ -12,7 +12,7 @@ extern char **environ;
 namespace optireduce {
 namespace {
 
-constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB, TiB = 1024 * GiB;
 
 // The table. Defaults are justified in docs/configuration.md's notes and docs/benchmarks.md.
 constexpr std::array kKnobs{
@@ -20,7 +20,7 @@ constexpr std::array kKnobs{
              "bounded: per-phase deadlines and loss estimation (until the bounded-time release, "
              "behaves as exact); exact: same schedule over the reliable channel, no deadline; "
              "off: every call goes to the underlying MPI"},
-    KnobSpec{"OPTIREDUCE_MIN_BYTES", KnobType::bytes, "65536", "0..1T", 0, 1024 * GiB, true,
+    KnobSpec{"OPTIREDUCE_MIN_BYTES", KnobType::bytes, "65536", "0..1T", 0, TiB, true,
              "float SUM calls smaller than this (count*4 bytes) go to the underlying MPI, whose "
              "latency-optimised algorithms win for small messages"},
     KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::identifier, "auto", "auto or a libfabric provider",
@@ -52,7 +52,7 @@ std::string trim(std::string s) {
     return s;
 }
 
-// "65536", "64K", "64KiB", "1M", "1g": binary multiples, as MPI and libfabric users write them.
+// "65536", "64K", "64KiB", "1M", "1g", "1T": binary multiples, as MPI and libfabric users write them.
 std::optional<std::uint64_t> parse_bytes(const std::string &text) {
     std::uint64_t v = 0;
     const char *b = text.data(), *e = text.data() + text.size();
@@ -64,6 +64,7 @@ std::optional<std::uint64_t> parse_bytes(const std::string &text) {
     else if (suffix == "k" || suffix == "kib" || suffix == "kb") mult = KiB;
     else if (suffix == "m" || suffix == "mib" || suffix == "mb") mult = MiB;
     else if (suffix == "g" || suffix == "gib" || suffix == "gb") mult = GiB;
+    else if (suffix == "t" || suffix == "tib" || suffix == "tb") mult = TiB;
     else return std::nullopt;
     if (v > UINT64_MAX / mult) return std::nullopt;
     return v * mult;

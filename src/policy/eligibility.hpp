@@ -14,7 +14,9 @@ namespace optireduce {
 // What the wrapper knows about one call, decoded from MPI handles.
 struct CallFacts {
     bool op_is_sum = false;
-    bool datatype_is_float = false;  // the predefined MPI_FLOAT handle, nothing else
+    // The predefined MPI_FLOAT handle, or Fortran's MPI_REAL / MPI_REAL4 (4-byte reals, so
+    // Fortran gradients get the same policy); never a derived type, even of floats.
+    bool datatype_is_float = false;
     std::int64_t count = 0;
 };
 

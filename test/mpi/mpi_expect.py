@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Runs one MPI job and asserts on what only the outside can see: exit status, stderr lines,
+and the job summary optireduce writes at MPI_Finalize, compared with what the test program says
+it did (its EXPECTED_* lines on stdout).
+
+usage: mpi_expect.py [checks] -- LAUNCHER ARGS...
+
+Python standard library only, so it runs on a bare Debian 12 with python3."""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+COUNTERS = ("engine_calls", "passthrough_calls", "fallback_calls", "engine_bytes")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--expect-exit", choices=("zero", "nonzero"), default="zero")
+    p.add_argument("--timeout", type=float, default=280,
+                   help="seconds; a job still running then is reported as hung")
+    p.add_argument("--stderr-has", action="append", default=[], metavar="TEXT",
+                   help="stderr must contain TEXT")
+    p.add_argument("--stderr-line-has", action="append", default=[], metavar="TEXT",
+                   help="one stderr line must contain every TEXT given (use repeatedly)")
+    p.add_argument("--stderr-lines", action="append", default=[], metavar="REGEX=N",
+                   help="exactly N stderr lines match REGEX")
+    p.add_argument("--stdout-lines", action="append", default=[], metavar="REGEX=N",
+                   help="exactly N stdout lines match REGEX")
+    p.add_argument("--stats-line", action="store_true",
+                   help="the 'optireduce[0] stats:' line must match EXPECTED_TOTALS")
+    p.add_argument("--stats-file", metavar="PATH",
+                   help="the JSON summary at PATH must match EXPECTED_TOTALS / EXPECTED_RANK")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    args = p.parse_args()
+    if args.command[:1] == ["--"]:
+        args.command = args.command[1:]
+    if not args.command:
+        p.error("no command after --")
+    return args
+
+
+def fields(line):
+    return {k: v for k, v in re.findall(r"(\w+)=(\S+)", line)}
+
+
+def expected_from(stdout):
+    totals, ranks = None, {}
+    for line in stdout.splitlines():
+        if line.startswith("EXPECTED_TOTALS "):
+            totals = {k: int(v) for k, v in fields(line).items()}
+        elif line.startswith("EXPECTED_RANK "):
+            f = {k: int(v) for k, v in fields(line).items()}
+            ranks[f["rank"]] = f
+    return totals, ranks
+
+
+def check_counters(where, got, want, problems):
+    for key in COUNTERS:
+        if key not in got:
+            problems.append(f"{where}: no {key}")
+        elif int(got[key]) != want[key]:
+            problems.append(f"{where}: {key}={got[key]}, the program made {want[key]}")
+
+
+def check_stats_line(stderr, totals, problems):
+    # The counters line; human-readable lines with the same prefix follow it.
+    lines = [l for l in stderr.splitlines() if re.search(r"optireduce\[0\] stats: ranks=", l)]
+    if len(lines) != 1:
+        problems.append(f"expected one 'optireduce[0] stats: ranks=' line on stderr, "
+                        f"found {len(lines)}")
+        return
+    got = fields(lines[0])
+    if int(got.get("ranks", -1)) != totals["ranks"]:
+        problems.append(f"stats line: ranks={got.get('ranks')}, job has {totals['ranks']}")
+    check_counters("stats line", got, totals, problems)
+
+
+def check_stats_file(path, totals, ranks, problems):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        problems.append(f"stats file {path}: {e}")
+        return
+    if doc.get("ranks") != totals["ranks"]:
+        problems.append(f"stats file: ranks={doc.get('ranks')}, job has {totals['ranks']}")
+    check_counters("stats file totals", doc.get("totals", {}), totals, problems)
+    per_rank = doc.get("per_rank", [])
+    if len(per_rank) != totals["ranks"]:
+        problems.append(f"stats file: {len(per_rank)} per_rank entries for {totals['ranks']} ranks")
+    for entry in per_rank:
+        r = entry.get("rank")
+        if r in ranks:
+            check_counters(f"stats file per_rank[{r}]", entry, ranks[r], problems)
+        else:
+            problems.append(f"stats file: per_rank entry for unknown rank {r!r}")
+
+
+def count_matches(text, spec, stream, problems):
+    regex, _, n = spec.rpartition("=")
+    found = [l for l in text.splitlines() if re.search(regex, l)]
+    if len(found) != int(n):
+        problems.append(f"{stream}: {len(found)} lines match /{regex}/, expected {n}")
+
+
+def main():
+    args = parse_args()
+    if args.stats_file and os.path.exists(args.stats_file):
+        os.remove(args.stats_file)  # a stale file from an earlier run must not pass the test
+    # Own process group, so a hung job is stopped with all its ranks, not just the launcher.
+    job = subprocess.Popen(args.command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, errors="replace", start_new_session=True)
+    try:
+        stdout, stderr = job.communicate(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGTERM)
+        try:
+            stdout, stderr = job.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            stdout, stderr = job.communicate()
+        sys.stdout.write(stdout)
+        sys.stderr.write(stderr)
+        print(f"FAIL: job still running after {args.timeout:.0f} s (hang)")
+        return 1
+    run = subprocess.CompletedProcess(args.command, job.returncode, stdout, stderr)
+    sys.stdout.write(run.stdout)
+    sys.stderr.write(run.stderr)
+    sys.stdout.flush()
+
+    problems = []
+    if args.expect_exit == "zero" and run.returncode != 0:
+        problems.append(f"exit status {run.returncode}, expected 0")
+    if args.expect_exit == "nonzero" and run.returncode == 0:
+        problems.append("exit status 0, expected a failure")
+    for text in args.stderr_has:
+        if text not in run.stderr:
+            problems.append(f"stderr lacks {text!r}")
+    if args.stderr_line_has and not any(all(t in l for t in args.stderr_line_has)
+                                        for l in run.stderr.splitlines()):
+        problems.append(f"no stderr line contains all of {args.stderr_line_has}")
+    for spec in args.stderr_lines:
+        count_matches(run.stderr, spec, "stderr", problems)
+    for spec in args.stdout_lines:
+        count_matches(run.stdout, spec, "stdout", problems)
+    if args.stats_line or args.stats_file:
+        totals, ranks = expected_from(run.stdout)
+        if totals is None:
+            problems.append("the program printed no EXPECTED_TOTALS line")
+        else:
+            if args.stats_line:
+                check_stats_line(run.stderr, totals, problems)
+            if args.stats_file:
+                check_stats_file(args.stats_file, totals, ranks, problems)
+
+    for p in problems:
+        print(f"FAIL: {p}")
+    if not problems:
+        print("mpi_expect: all checks passed")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+// Ranks compare agreement_hashes() at communicator setup and fall back when they differ. A
+// must-agree knob missing from the hash lets ranks disagree on eligibility (deadlock); a
+// rank-local knob inside it makes jobs fall back for nothing (e.g. OPTIREDUCE_LOG on one rank).
+#include "config/config.hpp"
+#include "fake_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace optireduce {
+namespace {
+
+using testing_support::FakeEnv;
+using testing_support::parsed;
+
+std::vector<std::uint64_t> hashes(const FakeEnv &env) { return parsed(env).agreement_hashes(); }
+
+// A second valid value per knob, different from its default.
+const std::map<std::string, std::string> kOtherValue{
+    {"OPTIREDUCE_MODE", "exact"},         {"OPTIREDUCE_MIN_BYTES", "4096"},
+    {"OPTIREDUCE_PROVIDER", "tcp"},       {"OPTIREDUCE_SEGMENT_BYTES", "1M"},
+    {"OPTIREDUCE_LOG", "debug"},          {"OPTIREDUCE_STATS", "1"},
+    {"OPTIREDUCE_STATS_FILE", "/tmp/s.json"},
+};
+
+TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
+    std::vector<std::string> names;
+    for (const char *n : Config::agreement_names()) names.emplace_back(n);
+    EXPECT_EQ(names, (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES",
+                                               "OPTIREDUCE_PROVIDER", "OPTIREDUCE_SEGMENT_BYTES"}));
+    EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
+}
+
+TEST(Agreement, EveryKnobHasAnAlternativeValueInThisTest) {
+    for (const auto &k : knob_table()) EXPECT_TRUE(kOtherValue.count(k.name)) << k.name;
+}
+
+// Hashes differ iff a must-agree value differs, and the differing slot names the knob.
+TEST(Agreement, HashesDifferExactlyWhenAMustAgreeValueDiffers) {
+    const auto base = hashes(FakeEnv{});
+    const auto names = Config::agreement_names();
+    for (const auto &k : knob_table()) {
+        SCOPED_TRACE(k.name);
+        const auto changed = hashes(FakeEnv{{k.name, kOtherValue.at(k.name)}});
+        ASSERT_EQ(changed.size(), base.size());
+        for (std::size_t i = 0; i < base.size(); ++i) {
+            const bool this_knob = std::string(names[i]) == k.name;
+            if (this_knob) {
+                EXPECT_NE(changed[i], base[i]);
+            } else {
+                EXPECT_EQ(changed[i], base[i]) << "slot " << names[i] << " moved";
+            }
+        }
+    }
+}
+
+TEST(Agreement, HashesAreDeterministic) {
+    const FakeEnv env{{"OPTIREDUCE_MODE", "exact"}, {"OPTIREDUCE_MIN_BYTES", "0"}};
+    EXPECT_EQ(hashes(env), hashes(env));
+}
+
+// Ranks that wrote the same value differently (defaults spelled out, suffixes, case) must
+// agree, or a job falls back because one launcher script wrote 64K and another 65536.
+TEST(Agreement, SpellingsOfTheSameValueAgree) {
+    const auto base = hashes(FakeEnv{});
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "64K"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "65536"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MODE", "BOUNDED"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_SEGMENT_BYTES", "256K"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "auto"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1M"}}),
+              hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1048576"}}));
+}
+
+// Config.provider is lower-cased, so two ranks asking for TCP and tcp mean the same provider.
+TEST(Agreement, ProviderSpellingsThatMeanTheSameProviderAgree) {
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "TCP"}}),
+              hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "tcp"}}));
+}
+
+TEST(Agreement, DifferentMustAgreeValuesDiffer) {
+    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "0"}}),
+              hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "4096"}}));
+    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_MODE", "exact"}}),
+              hashes(FakeEnv{{"OPTIREDUCE_MODE", "off"}}));
+    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "shm"}}),
+              hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "tcp"}}));
+}
+
+// A '|' inside a Markdown table cell must be escaped, or it splits the cell.
+std::string as_table_cell(std::string text) {
+    for (std::size_t pos = 0; (pos = text.find('|', pos)) != std::string::npos; pos += 2)
+        text.insert(pos, "\\");
+    return text;
+}
+
+// docs/configuration.md is generated from this text: every knob, default and range must be in it.
+TEST(ConfigDocs, MarkdownListsEveryKnob) {
+    const std::string md = configuration_markdown();
+    for (const auto &k : knob_table()) {
+        EXPECT_NE(md.find(std::string("`") + k.name + "`"), std::string::npos) << k.name;
+        EXPECT_NE(md.find(as_table_cell(k.allowed)), std::string::npos) << k.name;
+        if (*k.default_value) {
+            EXPECT_NE(md.find(std::string("`") + k.default_value + "`"), std::string::npos)
+                << k.name;
+        }
+    }
+}
+
+TEST(ConfigDocs, EveryKnobIsDocumented) {
+    for (const auto &k : knob_table()) {
+        EXPECT_TRUE(std::string(k.name).starts_with("OPTIREDUCE_")) << k.name;
+        EXPECT_GT(std::string(k.doc).size(), 20u) << k.name << " has no real description";
+    }
+}
+
+}  // namespace
+}  // namespace optireduce

@@ -1,0 +1,95 @@
+// An invalid value stops the job at MPI_Init, so the message is all the user gets: it must name
+// the variable, repeat the value they wrote and say what is allowed.
+#include "config/config.hpp"
+#include "fake_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace optireduce {
+namespace {
+
+using testing_support::FakeEnv;
+
+const KnobSpec &spec(const std::string &name) {
+    for (const auto &k : knob_table())
+        if (name == k.name) return k;
+    throw std::runtime_error("no knob " + name);
+}
+
+// Parses one bad variable and checks the message names variable, value and allowed values.
+void expect_rejected(const std::string &name, const std::string &value) {
+    SCOPED_TRACE(name + "=" + value);
+    const ParseResult r = FakeEnv{{name, value}}.parse();
+    ASSERT_TRUE(r.error.has_value()) << "accepted";
+    EXPECT_FALSE(r.config.has_value());
+    const std::string &msg = r.error->message;
+    EXPECT_NE(msg.find(name), std::string::npos) << msg;
+    EXPECT_NE(msg.find(value), std::string::npos) << msg;
+    EXPECT_NE(msg.find(spec(name).allowed), std::string::npos) << msg;
+}
+
+TEST(ConfigErrors, ModeNotInEnumeration) {
+    expect_rejected("OPTIREDUCE_MODE", "fast");
+    expect_rejected("OPTIREDUCE_MODE", "exactly");
+    expect_rejected("OPTIREDUCE_MODE", "bounded|exact");
+    const ParseResult r = FakeEnv{{"OPTIREDUCE_MODE", "fast"}}.parse();
+    ASSERT_TRUE(r.error);
+    EXPECT_NE(r.error->message.find("bounded|exact|off"), std::string::npos);
+}
+
+TEST(ConfigErrors, LogNotInEnumeration) {
+    expect_rejected("OPTIREDUCE_LOG", "verbose");
+    expect_rejected("OPTIREDUCE_LOG", "3");
+}
+
+TEST(ConfigErrors, StatsNotABoolean) {
+    expect_rejected("OPTIREDUCE_STATS", "2");
+    expect_rejected("OPTIREDUCE_STATS", "maybe");
+}
+
+TEST(ConfigErrors, BytesNotANumber) {
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "abc");
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "K");
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "12X");
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "1.5M");
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "-1");
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "64 K");
+    expect_rejected("OPTIREDUCE_SEGMENT_BYTES", "big");
+}
+
+TEST(ConfigErrors, BytesOverflow) {
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "99999999999999999999");
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "18446744073709551615G");
+}
+
+TEST(ConfigErrors, BytesOutOfRange) {
+    expect_rejected("OPTIREDUCE_SEGMENT_BYTES", "4095");
+    expect_rejected("OPTIREDUCE_SEGMENT_BYTES", "0");
+    expect_rejected("OPTIREDUCE_SEGMENT_BYTES", "65537K");
+    expect_rejected("OPTIREDUCE_SEGMENT_BYTES", "1G");
+    expect_rejected("OPTIREDUCE_MIN_BYTES", "1025G");
+}
+
+// The first bad knob is reported even when valid ones surround it.
+TEST(ConfigErrors, ErrorWinsOverOtherValidKnobs) {
+    const ParseResult r = FakeEnv{{"OPTIREDUCE_MODE", "exact"},
+                                  {"OPTIREDUCE_MIN_BYTES", "abc"},
+                                  {"OPTIREDUCE_LOG", "info"}}
+                              .parse();
+    ASSERT_TRUE(r.error);
+    EXPECT_NE(r.error->message.find("OPTIREDUCE_MIN_BYTES"), std::string::npos);
+}
+
+// Every enumeration and boolean knob rejects a value, so no knob lacks an error path.
+TEST(ConfigErrors, EveryValidatedKnobRejectsGarbage) {
+    for (const auto &k : knob_table()) {
+        // Free text (a path, a provider name) is checked where it is used, not parsed.
+        if (k.type == KnobType::string || k.type == KnobType::identifier) continue;
+        expect_rejected(k.name, "no-such-value");
+    }
+}
+
+}  // namespace
+}  // namespace optireduce

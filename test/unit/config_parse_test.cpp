@@ -1,0 +1,177 @@
+// Valid OPTIREDUCE_* values: defaults, spellings users write, and the normalised form the rest
+// of the library (and the cross-rank agreement) sees.
+#include "config/config.hpp"
+#include "fake_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+namespace optireduce {
+namespace {
+
+using testing_support::FakeEnv;
+using testing_support::parsed;
+
+const KnobValue &value_of(const Config &c, std::string_view name) {
+    for (const auto &v : c.values)
+        if (name == v.spec->name) return v;
+    throw std::runtime_error("no knob " + std::string(name));
+}
+
+TEST(ConfigDefaults, EmptyEnvironmentGivesDocumentedDefaults) {
+    const Config c = parsed(FakeEnv{});
+    EXPECT_EQ(c.mode, Mode::bounded);
+    EXPECT_EQ(c.min_bytes, 65536u);
+    EXPECT_EQ(c.provider, "auto");
+    EXPECT_EQ(c.segment_bytes, 262144u);
+    EXPECT_EQ(c.log, LogLevel::warn);
+    EXPECT_FALSE(c.stats);
+    EXPECT_EQ(c.stats_file, "");
+}
+
+TEST(ConfigDefaults, OneValuePerKnobInTableOrder) {
+    const Config c = parsed(FakeEnv{});
+    const auto table = knob_table();
+    ASSERT_EQ(c.values.size(), table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        EXPECT_EQ(c.values[i].spec, &table[i]);
+        EXPECT_EQ(c.values[i].source, Source::default_value) << table[i].name;
+    }
+}
+
+// Every default must itself pass the knob's own validation.
+TEST(ConfigDefaults, TableDefaultsAreValidValues) {
+    FakeEnv env;
+    for (const auto &k : knob_table())
+        if (*k.default_value) env.set(k.name, k.default_value);
+    EXPECT_FALSE(env.parse().error.has_value());
+}
+
+// An empty variable means "unset", as for most MPI and libfabric variables.
+TEST(ConfigDefaults, EmptyValueMeansDefault) {
+    const Config c = parsed(FakeEnv{{"OPTIREDUCE_MODE", ""}, {"OPTIREDUCE_MIN_BYTES", ""}});
+    EXPECT_EQ(c.mode, Mode::bounded);
+    EXPECT_EQ(c.min_bytes, 65536u);
+    EXPECT_EQ(value_of(c, "OPTIREDUCE_MODE").source, Source::default_value);
+}
+
+TEST(ConfigParse, Mode) {
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_MODE", "exact"}}).mode, Mode::exact);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_MODE", "off"}}).mode, Mode::off);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_MODE", "bounded"}}).mode, Mode::bounded);
+    // Case and surrounding blanks are forgiven: they come from shell scripts and job files.
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_MODE", " EXACT "}}).mode, Mode::exact);
+    const Config c = parsed(FakeEnv{{"OPTIREDUCE_MODE", "Off"}});
+    EXPECT_EQ(value_of(c, "OPTIREDUCE_MODE").text, "off");
+    EXPECT_EQ(value_of(c, "OPTIREDUCE_MODE").source, Source::environment);
+}
+
+TEST(ConfigParse, MinBytesPlainAndSuffixed) {
+    auto min_bytes = [](const char *text) {
+        return parsed(FakeEnv{{"OPTIREDUCE_MIN_BYTES", text}}).min_bytes;
+    };
+    EXPECT_EQ(min_bytes("0"), 0u);
+    EXPECT_EQ(min_bytes("4096"), 4096u);
+    EXPECT_EQ(min_bytes("64K"), 65536u);
+    EXPECT_EQ(min_bytes("64k"), 65536u);
+    EXPECT_EQ(min_bytes("64KiB"), 65536u);
+    EXPECT_EQ(min_bytes("64KB"), 65536u);
+    EXPECT_EQ(min_bytes("1M"), 1048576u);
+    EXPECT_EQ(min_bytes("1MiB"), 1048576u);
+    EXPECT_EQ(min_bytes("2g"), 2ull << 30);
+    EXPECT_EQ(min_bytes("100b"), 100u);
+    EXPECT_EQ(min_bytes(" 1M "), 1048576u);
+}
+
+// The normalised text is what the agreement hash sees, so spellings of one value must agree.
+TEST(ConfigParse, ByteValuesAreNormalisedToPlainBytes) {
+    const Config c = parsed(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "64K"}});
+    EXPECT_EQ(value_of(c, "OPTIREDUCE_MIN_BYTES").text, "65536");
+}
+
+TEST(ConfigParse, SegmentBytesRangeEndsAreAccepted) {
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_SEGMENT_BYTES", "4K"}}).segment_bytes, 4096u);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_SEGMENT_BYTES", "64M"}}).segment_bytes, 64u << 20);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_SEGMENT_BYTES", "1M"}}).segment_bytes, 1u << 20);
+}
+
+TEST(ConfigParse, MinBytesUpperEndIsAccepted) {
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1024G"}}).min_bytes, 1ull << 40);
+}
+
+TEST(ConfigParse, Provider) {
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_PROVIDER", "tcp"}}).provider, "tcp");
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_PROVIDER", "shm"}}).provider, "shm");
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_PROVIDER", "TCP"}}).provider, "tcp");
+    // Any libfabric name is accepted here; an unknown one fails later, at setup, collectively.
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_PROVIDER", "doesnotexist"}}).provider, "doesnotexist");
+}
+
+TEST(ConfigParse, LogLevels) {
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_LOG", "error"}}).log, LogLevel::error);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_LOG", "warn"}}).log, LogLevel::warn);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_LOG", "info"}}).log, LogLevel::info);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_LOG", "DEBUG"}}).log, LogLevel::debug);
+}
+
+TEST(ConfigParse, StatsBooleanSpellings) {
+    for (const char *yes : {"1", "yes", "true", "on", "TRUE"})
+        EXPECT_TRUE(parsed(FakeEnv{{"OPTIREDUCE_STATS", yes}}).stats) << yes;
+    for (const char *no : {"0", "no", "false", "off"})
+        EXPECT_FALSE(parsed(FakeEnv{{"OPTIREDUCE_STATS", no}}).stats) << no;
+}
+
+TEST(ConfigParse, StatsFileIsKeptVerbatim) {
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_STATS_FILE", "/tmp/Run 1/stats.json"}}).stats_file,
+              "/tmp/Run 1/stats.json");
+}
+
+TEST(ConfigParse, EnumNamesRoundTrip) {
+    EXPECT_STREQ(to_string(Mode::bounded), "bounded");
+    EXPECT_STREQ(to_string(Mode::exact), "exact");
+    EXPECT_STREQ(to_string(Mode::off), "off");
+    EXPECT_STREQ(to_string(LogLevel::error), "error");
+    EXPECT_STREQ(to_string(LogLevel::warn), "warn");
+    EXPECT_STREQ(to_string(LogLevel::info), "info");
+    EXPECT_STREQ(to_string(LogLevel::debug), "debug");
+}
+
+// A typo must not be silently ignored: the library warns about every unknown OPTIREDUCE_ name.
+TEST(ConfigUnknown, UnknownOptireduceVariablesAreReported) {
+    FakeEnv env{{"OPTIREDUCE_MODEE", "exact"},
+                {"OPTIREDUCE_MIN_BYTES", "0"},
+                {"OPTIREDUCE_TIMEOUT", "5"},
+                {"PATH", "/usr/bin"},
+                {"OMPI_COMM_WORLD_RANK", "0"}};
+    const ParseResult r = env.parse();
+    ASSERT_TRUE(r.config.has_value());
+    EXPECT_EQ(r.unknown, (std::vector<std::string>{"OPTIREDUCE_MODEE", "OPTIREDUCE_TIMEOUT"}));
+}
+
+// Fault-injection and launcher variables are documented elsewhere and are not typos.
+TEST(ConfigUnknown, TestAndLauncherVariablesAreNotReported) {
+    FakeEnv env{{"OPTIREDUCE_FAULT_DROP", "0.1"}, {"OPTIREDUCE_LIB", "/x/liboptireduce.so"}};
+    EXPECT_TRUE(env.parse().unknown.empty());
+}
+
+TEST(ConfigUnknown, EveryKnobNameIsKnown) {
+    FakeEnv env;
+    for (const auto &k : knob_table())
+        if (*k.default_value) env.set(k.name, k.default_value);
+    EXPECT_TRUE(env.parse().unknown.empty());
+}
+
+}  // namespace
+}  // namespace optireduce
+
+namespace optireduce {
+namespace {
+// The table advertises MIN_BYTES up to 1T, so the T suffix must parse and 1T must be in range.
+TEST(ConfigParse, TebibyteSuffixParses) {
+    const ParseResult r = testing_support::FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1T"}}.parse();
+    ASSERT_TRUE(r.config.has_value()) << (r.error ? r.error->message : "");
+    EXPECT_EQ(r.config->min_bytes, 1024ull * 1024 * 1024 * 1024);
+}
+}  // namespace
+}  // namespace optireduce
