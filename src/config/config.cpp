@@ -28,10 +28,11 @@ constexpr std::array kKnobs{
              "libfabric provider for the engine: auto picks shm when all ranks of a communicator "
              "share a node, tcp;ofi_rxm otherwise; 'tcp' means tcp;ofi_rxm. Independent of "
              "FI_PROVIDER, which also filters Open MPI's own libfabric use"},
-    KnobSpec{"OPTIREDUCE_SEGMENT_BYTES", KnobType::bytes, "262144", "4K..64M", 4 * KiB, 64 * MiB,
+    KnobSpec{"OPTIREDUCE_SEGMENT_BYTES", KnobType::bytes, "4194304", "4K..64M", 4 * KiB, 64 * MiB,
              true,
              "largest message the engine sends; shards are split into segments of this size so "
-             "reduction and the all-gather start before a whole shard has arrived"},
+             "reduction and the all-gather start before a whole shard has arrived. The default "
+             "is large because each message costs a handshake on shm (docs/benchmarks.md)"},
     KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", "error|warn|info|debug", 0, 0, false,
              "messages to stderr, prefixed optireduce[rank]"},
     KnobSpec{"OPTIREDUCE_STATS", KnobType::boolean, "0", "0|1", 0, 0, false,

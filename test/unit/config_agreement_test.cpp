@@ -68,7 +68,7 @@ TEST(Agreement, SpellingsOfTheSameValueAgree) {
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "64K"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "65536"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MODE", "BOUNDED"}}), base);
-    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_SEGMENT_BYTES", "256K"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_SEGMENT_BYTES", "4M"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "auto"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1M"}}),
               hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1048576"}}));

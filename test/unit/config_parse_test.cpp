@@ -24,7 +24,7 @@ TEST(ConfigDefaults, EmptyEnvironmentGivesDocumentedDefaults) {
     EXPECT_EQ(c.mode, Mode::bounded);
     EXPECT_EQ(c.min_bytes, 65536u);
     EXPECT_EQ(c.provider, "auto");
-    EXPECT_EQ(c.segment_bytes, 262144u);
+    EXPECT_EQ(c.segment_bytes, 4194304u);
     EXPECT_EQ(c.log, LogLevel::warn);
     EXPECT_FALSE(c.stats);
     EXPECT_EQ(c.stats_file, "");
