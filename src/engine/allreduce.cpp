@@ -10,7 +10,6 @@
 #include <sched.h>
 
 #include <chrono>
-#include <cstring>
 #include <mutex>
 
 namespace optireduce {
@@ -43,7 +42,7 @@ int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::s
         return MPI_ERR_NO_MEM;
     }
 
-    TarOperation op(comm, *staging, in, count);
+    TarOperation op(comm, *staging, in, static_cast<float *>(recvbuf), count);
     std::unique_lock lock(ep.mutex());
     ep.add_active(&op);
     op.start();
@@ -73,7 +72,6 @@ int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::s
         PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_OTHER);
         return MPI_ERR_OTHER;
     }
-    if (count > 0) std::memcpy(recvbuf, op.result(), count * sizeof(float));
     comm.release_staging(staging);
 
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);

@@ -11,10 +11,11 @@
 
 namespace optireduce {
 
-TarOperation::TarOperation(CommState &comm, Staging &staging, const float *in, std::size_t n)
+TarOperation::TarOperation(CommState &comm, Staging &staging, const float *in, float *out, std::size_t n)
     : comm_(comm),
       ep_(*comm.endpoint),
       in_(in),
+      out_(out),
       result_(staging.result.data()),
       result_desc_(staging.result.desc()),
       incoming_(staging.incoming.data()),
@@ -140,6 +141,8 @@ void TarOperation::handle(Transfer &t, int error) {
     ++done_;
     if (t.kind == Kind::recv_reduce && ++arrived_[t.segment] == static_cast<std::uint32_t>(comm_.size - 1))
         reduce_segment(t.segment);
+    else if (t.kind == Kind::recv_gather && out_)
+        std::memcpy(out_ + (static_cast<const float *>(t.buf) - result_), t.buf, t.bytes);
 }
 
 void TarOperation::reduce_segment(std::uint32_t s) {
@@ -149,7 +152,9 @@ void TarOperation::reduce_segment(std::uint32_t s) {
         terms_[static_cast<std::size_t>(j)] =
             j == comm_.rank ? in_ + own_offset_ + g.offset
                             : incoming_ + static_cast<std::size_t>(j) * own_count_ + g.offset;
-    sum_in_order(terms_, result_ + own_offset_ + g.offset, g.count);
+    float *reduced = result_ + own_offset_ + g.offset;
+    sum_in_order(terms_, reduced, g.count);
+    if (out_) std::memcpy(out_ + own_offset_ + g.offset, reduced, g.count * sizeof(float));
     const std::size_t peers = static_cast<std::size_t>(comm_.size - 1);
     for (std::size_t k = 0; k < peers; ++k)
         queue_.push_back(static_cast<std::uint32_t>(gather_send_base_ + s * peers + k));

@@ -25,8 +25,12 @@ namespace optireduce {
 class TarOperation final : public Progressable {
 public:
     // `in` is the caller's input (sendbuf, or recvbuf for MPI_IN_PLACE); it must stay valid and
-    // unchanged until the operation completed.
-    TarOperation(CommState &comm, Staging &staging, const float *in, std::size_t n);
+    // unchanged until the operation completed. `out` (may be null) receives each piece of the
+    // result as soon as it is final: a peer's reduced segment once it landed in staging, our
+    // own once reduced, so the copy-out overlaps the wait for the rest. With MPI_IN_PLACE that
+    // is safe: a piece of shard p arrives only after p consumed our contribution to it, and our
+    // own segment is written only after its reduction read it.
+    TarOperation(CommState &comm, Staging &staging, const float *in, float *out, std::size_t n);
     TarOperation(const TarOperation &) = delete;
     TarOperation &operator=(const TarOperation &) = delete;
     ~TarOperation() = default;
@@ -38,7 +42,7 @@ public:
     bool finished() const { return failed_ ? outstanding_ == 0 : done_ == transfers_.size(); }
     bool failed() const { return failed_; }
     const std::string &error() const { return error_; }
-    // After finished() and !failed(): the whole result vector.
+    // After finished() and !failed(): the whole result vector (engine staging).
     const float *result() const { return result_; }
 
 private:
@@ -66,6 +70,7 @@ private:
     CommState &comm_;
     RdmEndpoint &ep_;
     const float *in_;
+    float *out_;
     void *in_desc_ = nullptr;
     float *result_;
     void *result_desc_;

@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
             Staging *sa = st->acquire_staging(n, &err);
             Staging *sb = st->acquire_staging(n, &err);
             RdmEndpoint &ep = *st->endpoint;
-            TarOperation op_a(*st, *sa, a.data(), n), op_b(*st, *sb, b.data(), n);
+            TarOperation op_a(*st, *sa, a.data(), nullptr, n), op_b(*st, *sb, b.data(), nullptr, n);
             {
                 std::unique_lock lock(ep.mutex());
                 ep.add_active(&op_a);
