@@ -21,7 +21,6 @@ TarOperation::TarOperation(CommState &comm, Staging &staging, const float *in, f
       incoming_(staging.incoming.data()),
       incoming_desc_(staging.incoming.desc()),
       terms_(static_cast<std::size_t>(comm.size)),
-      n_(n),
       seq_(comm.next_seq++) {
     if (ep_.needs_registration() && n > 0) {
         // The provider can only send from registered memory: send from a registered copy.

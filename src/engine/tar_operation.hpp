@@ -77,7 +77,6 @@ private:
     float *incoming_;
     void *incoming_desc_;
     std::vector<const float *> terms_;  // scratch for reduce_segment, one per rank
-    std::size_t n_;
     std::uint32_t seq_;
     std::size_t own_offset_ = 0, own_count_ = 0, own_segments_ = 0;
 
