@@ -47,7 +47,7 @@ int get_info(const Query &q, const char *provider, FiInfoPtr &out) {
 void add_rows(const Query &q, FabricFacts &f) {
     FiInfoPtr list;
     if (int rc = get_info(q, nullptr, list); rc != 0) {
-        f.error = std::string("fi_getinfo(") + q.label + "): " + fi_strerror(-rc);
+        f.error = fi_error_text((std::string("fi_getinfo(") + q.label + ")").c_str(), rc);
         return;
     }
     // One line per provider: fi_getinfo repeats each one for every interface and address family.
