@@ -30,6 +30,26 @@ typedef struct optireduce_stats {
                                    across ranks, mode=off, intercommunicator, one rank) */
     uint64_t comms_enabled;     /* communicators on which the engine was set up */
     uint64_t comms_fallback;    /* communicators that fell back to the underlying MPI */
+
+    /* Bounded mode (OPTIREDUCE_MODE=bounded). An entry is one float of the vector; "rs" is the
+     * reduce-scatter phase (contributions to the shard this rank owns), "ag" the all-gather
+     * phase (reduced shards of the other ranks). Lost entries were estimated, not received. */
+    uint64_t bounded_calls;        /* of engine_calls: those that ran with deadlines */
+    uint64_t entries_expected_rs;
+    uint64_t entries_lost_rs;
+    uint64_t entries_expected_ag;
+    uint64_t entries_lost_ag;
+    uint64_t phases_complete;      /* phases that ended because everything arrived */
+    uint64_t phases_early_close;   /* ... because every sender's last datagram arrived and the
+                                      link went quiet, with something still missing */
+    uint64_t phases_deadline;      /* ... because their deadline passed */
+    uint64_t datagrams_sent;
+    uint64_t datagrams_late;       /* arrived after this rank closed their operation or phase */
+    uint64_t datagrams_duplicate;
+    uint64_t datagrams_invalid;    /* failed a check of the wire protocol: dropped unread */
+    uint64_t datagrams_held;       /* arrived before this rank started their operation */
+    uint64_t datagrams_held_dropped; /* ... too far ahead to be held */
+    uint64_t datagrams_fault_dropped; /* discarded by OPTIREDUCE_FAULT_DROP (tests only) */
 } optireduce_stats_t;
 
 /* "0.1.0" */

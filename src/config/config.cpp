@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -17,28 +18,59 @@ constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB, TiB = 10
 // The table. Defaults are justified in docs/configuration.md's notes and docs/benchmarks.md.
 constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_MODE", KnobType::enumeration, "bounded", "bounded|exact|off", 0, 0, true,
-             "bounded: per-phase deadlines and loss estimation (until the bounded-time release, "
-             "behaves as exact); exact: same schedule over the reliable channel, no deadline; "
-             "off: every call goes to the underlying MPI"},
+             "bounded: Transpose AllReduce over unreliable datagrams with a deadline per phase; "
+             "what misses it is estimated without bias. exact: the same schedule over a reliable "
+             "channel, no deadline. off: every call goes to the underlying MPI"},
     KnobSpec{"OPTIREDUCE_MIN_BYTES", KnobType::bytes, "65536", "0..1T", 0, TiB, true,
              "float SUM calls smaller than this (count*4 bytes) go to the underlying MPI, whose "
              "latency-optimised algorithms win for small messages"},
     KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::identifier, "auto", "auto or a libfabric provider",
              0, 0, true,
-             "libfabric provider for the engine: auto picks shm when all ranks of a communicator "
+             "reliable libfabric provider of exact mode: auto picks shm when all ranks of a communicator "
              "share a node, tcp;ofi_rxm otherwise; 'tcp' means tcp;ofi_rxm. Independent of "
              "FI_PROVIDER, which also filters Open MPI's own libfabric use"},
     KnobSpec{"OPTIREDUCE_SEGMENT_BYTES", KnobType::bytes, "4194304", "4K..64M", 4 * KiB, 64 * MiB,
              true,
-             "largest message the engine sends; shards are split into segments of this size so "
+             "exact mode: largest message the engine sends; shards are split into segments of this size so "
              "reduction and the all-gather start before a whole shard has arrived. The default "
              "is large because each message costs a handshake on shm (docs/benchmarks.md)"},
+    KnobSpec{"OPTIREDUCE_DGRAM_PROVIDER", KnobType::identifier, "udp",
+             "a libfabric provider with FI_EP_DGRAM", 0, 0, true,
+             "datagram provider of bounded mode (udp on any IP network; efa or verbs where the "
+             "cloud offers them). A provider that cannot open makes the communicator fall back "
+             "to the underlying MPI"},
+    KnobSpec{"OPTIREDUCE_TARGET_LOSS", KnobType::number, "0.001", "0..0.5", 0, 0.5, false,
+             "bounded mode: fraction of gradient entries per operation that may miss the "
+             "deadline; the adaptive deadline widens when partially delivered streams lose more "
+             "than this and tightens when they lose less (docs/configuration.md explains the "
+             "default)"},
+    KnobSpec{"OPTIREDUCE_TIMEOUT_MIN_MS", KnobType::number, "0.5", "0.01..60000", 0.01, 60000, false,
+             "bounded mode: the adaptive deadline of a phase never goes below this"},
+    KnobSpec{"OPTIREDUCE_TIMEOUT_MAX_MS", KnobType::number, "1000", "0.01..600000", 0.01, 600000, false,
+             "bounded mode: the adaptive deadline of a phase never goes above this; also the "
+             "deadline of the first operations of each size, which calibrate it"},
+    KnobSpec{"OPTIREDUCE_TIMEOUT_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
+             "bounded mode: 0 adapts the deadline to the job; a positive value pins every "
+             "phase's deadline to this many milliseconds"},
     KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", "error|warn|info|debug", 0, 0, false,
              "messages to stderr, prefixed optireduce[rank]"},
     KnobSpec{"OPTIREDUCE_STATS", KnobType::boolean, "0", "0|1", 0, 0, false,
              "1: rank 0 prints a job summary to stderr at MPI_Finalize"},
     KnobSpec{"OPTIREDUCE_STATS_FILE", KnobType::string, "", "a file path", 0, 0, false,
              "rank 0 writes the job summary as JSON to this path at MPI_Finalize"},
+    KnobSpec{"OPTIREDUCE_FAULT_DROP", KnobType::number, "0", "0..1", 0, 1, false,
+             "TEST ONLY: probability that a received datagram is discarded, as if lost"},
+    KnobSpec{"OPTIREDUCE_FAULT_DUPLICATE", KnobType::number, "0", "0..1", 0, 1, false,
+             "TEST ONLY: probability that a datagram is sent twice"},
+    KnobSpec{"OPTIREDUCE_FAULT_DELAY_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
+             "TEST ONLY: world rank that sleeps OPTIREDUCE_FAULT_DELAY_MS before engine "
+             "operations (-1: none)"},
+    KnobSpec{"OPTIREDUCE_FAULT_DELAY_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
+             "TEST ONLY: how long the delayed rank sleeps"},
+    KnobSpec{"OPTIREDUCE_FAULT_DELAY_PROB", KnobType::number, "1", "0..1", 0, 1, false,
+             "TEST ONLY: probability that the delayed rank sleeps before a given operation"},
+    KnobSpec{"OPTIREDUCE_FAULT_SEED", KnobType::bytes, "1", "0..1T", 0, TiB, false,
+             "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats"},
 };
 
 std::string lower(std::string s) {
@@ -169,7 +201,7 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
                     result.error = invalid(k, raw, "not a byte count (e.g. 65536, 64K, 1M)");
                     return result;
                 }
-                if (*v < k.min || *v > k.max) {
+                if (static_cast<double>(*v) < k.min || static_cast<double>(*v) > k.max) {
                     result.error = invalid(k, raw, "out of range");
                     return result;
                 }
@@ -179,6 +211,23 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
             case KnobType::identifier:
                 text = lower(text);
                 break;
+            case KnobType::number: {
+                char *end = nullptr;
+                const double v = std::strtod(text.c_str(), &end);
+                if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+                    result.error = invalid(k, raw, "not a number (e.g. 0.01, 250)");
+                    return result;
+                }
+                if (v < k.min || v > k.max) {
+                    result.error = invalid(k, raw, "out of range");
+                    return result;
+                }
+                // Canonical text, so 0.10 and 0.1 hash alike.
+                std::ostringstream canon;
+                canon << v;
+                text = canon.str();
+                break;
+            }
             case KnobType::string:
                 break;
         }
@@ -204,11 +253,30 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
                                : LogLevel::warn;
     cfg.stats = text_of("OPTIREDUCE_STATS") == "1";
     cfg.stats_file = text_of("OPTIREDUCE_STATS_FILE");
+    auto number = [&](const char *name) { return std::strtod(text_of(name).c_str(), nullptr); };
+    cfg.dgram_provider = text_of("OPTIREDUCE_DGRAM_PROVIDER");
+    if (cfg.dgram_provider.empty()) cfg.dgram_provider = "udp";
+    cfg.target_loss = number("OPTIREDUCE_TARGET_LOSS");
+    cfg.timeout_min_ms = number("OPTIREDUCE_TIMEOUT_MIN_MS");
+    cfg.timeout_max_ms = number("OPTIREDUCE_TIMEOUT_MAX_MS");
+    cfg.timeout_ms = number("OPTIREDUCE_TIMEOUT_MS");
+    if (cfg.timeout_min_ms > cfg.timeout_max_ms) {
+        result.error = ConfigError{"OPTIREDUCE_TIMEOUT_MIN_MS=" + text_of("OPTIREDUCE_TIMEOUT_MIN_MS") +
+                                   " is above OPTIREDUCE_TIMEOUT_MAX_MS=" + text_of("OPTIREDUCE_TIMEOUT_MAX_MS") +
+                                   ". Set the minimum at or below the maximum."};
+        return result;
+    }
+    cfg.fault_drop = number("OPTIREDUCE_FAULT_DROP");
+    cfg.fault_duplicate = number("OPTIREDUCE_FAULT_DUPLICATE");
+    cfg.fault_delay_rank = static_cast<int>(number("OPTIREDUCE_FAULT_DELAY_RANK"));
+    cfg.fault_delay_ms = number("OPTIREDUCE_FAULT_DELAY_MS");
+    cfg.fault_delay_prob = number("OPTIREDUCE_FAULT_DELAY_PROB");
+    cfg.fault_seed = std::stoull(text_of("OPTIREDUCE_FAULT_SEED"));
 
     for (const auto &name : env_names) {
         if (name.rfind("OPTIREDUCE_", 0) != 0) continue;
-        // Test-only and launcher variables are documented separately and not knobs.
-        if (name.rfind("OPTIREDUCE_FAULT_", 0) == 0 || name == "OPTIREDUCE_LIB") continue;
+        // The launcher's variable is documented with the launcher, not a knob.
+        if (name == "OPTIREDUCE_LIB") continue;
         bool known = std::any_of(kKnobs.begin(), kKnobs.end(),
                                  [&](const KnobSpec &k) { return name == k.name; });
         if (!known) result.unknown.push_back(name);

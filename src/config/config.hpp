@@ -15,15 +15,16 @@ enum class Mode { bounded, exact, off };
 enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 
 // identifier: free text compared case-insensitively (stored lower case), e.g. a provider name.
-enum class KnobType { enumeration, bytes, boolean, string, identifier };
+// number: a decimal (fraction, milliseconds) within [min, max].
+enum class KnobType { enumeration, bytes, boolean, string, identifier, number };
 
 struct KnobSpec {
     const char *name;
     KnobType type;
     const char *default_value;
-    const char *allowed;  // enumeration: "a|b|c"; bytes: "lo..hi"; free text otherwise
-    std::uint64_t min;    // bytes only
-    std::uint64_t max;    // bytes only
+    const char *allowed;  // enumeration: "a|b|c"; bytes, number: "lo..hi"; free text otherwise
+    double min;           // bytes and number only (bytes up to 1T are exact in a double)
+    double max;           // bytes and number only
     bool must_agree;      // part of the cross-rank fingerprint checked at communicator setup
     const char *doc;
 };
@@ -47,6 +48,19 @@ struct Config {
     LogLevel log = LogLevel::warn;
     bool stats = false;
     std::string stats_file;
+    // Bounded mode (DESIGN.md section 5).
+    std::string dgram_provider;
+    double target_loss = 0;      // fraction of entries lost per operation the deadline aims at
+    double timeout_min_ms = 0;   // clamps of the adaptive deadline
+    double timeout_max_ms = 0;
+    double timeout_ms = 0;       // > 0: a fixed deadline per phase instead of the adaptive one
+    // Test-only fault injection (OPTIREDUCE_FAULT_*): never set in production.
+    double fault_drop = 0;       // probability a received datagram is discarded
+    double fault_duplicate = 0;  // probability a sent datagram is sent twice
+    int fault_delay_rank = -1;   // world rank that sleeps before each engine operation
+    double fault_delay_ms = 0;
+    double fault_delay_prob = 1;  // probability the delayed rank sleeps before a given operation
+    std::uint64_t fault_seed = 0;
 
     std::vector<KnobValue> values;  // one per knob_table() row, same order
 

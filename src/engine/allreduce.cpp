@@ -2,6 +2,7 @@
 #include "engine/comm_state.hpp"
 #include "engine/context.hpp"
 #include "engine/engine.hpp"
+#include "engine/bounded_operation.hpp"
 #include "engine/tar_operation.hpp"
 #include "policy/eligibility.hpp"
 #include "telemetry/log.hpp"
@@ -11,6 +12,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <thread>
 
 namespace optireduce {
 
@@ -25,9 +27,46 @@ CommState *engine_route(MPI_Comm comm, std::int64_t count) {
     return nullptr;
 }
 
-int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
+namespace {
+
+// OPTIREDUCE_FAULT_DELAY_*: the test-only straggler, before it enters the operation.
+void maybe_delay(CommState::Bounded &b) {
+    const Config &cfg = context().config;
+    if (cfg.fault_delay_rank != context().world_rank || cfg.fault_delay_ms <= 0) return;
+    if (b.faults.chance(cfg.fault_delay_prob))
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_delay_ms));
+}
+
+int bounded_allreduce(CommState &comm, const float *in, float *out, std::size_t count) {
     const auto t0 = std::chrono::steady_clock::now();
+    maybe_delay(*comm.bounded);
+    std::string error;
+    Staging *staging = comm.acquire_staging(count, &error);
+    if (!staging) {
+        OPTIREDUCE_LOG(error, "allreduce of %zu floats: %s", count, error.c_str());
+        PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_NO_MEM);
+        return MPI_ERR_NO_MEM;
+    }
+    BoundedOperation op(comm, *staging, in, out, count);
+    error = op.run();
+    comm.release_staging(staging);
+    if (!error.empty()) {
+        OPTIREDUCE_LOG(error, "bounded allreduce of %zu floats failed: %s", count, error.c_str());
+        PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_OTHER);
+        return MPI_ERR_OTHER;
+    }
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+    bump(process_stats().bounded_calls);
+    process_stats().record_engine_call(count * sizeof(float), static_cast<std::uint64_t>(ns.count()));
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
     const float *in = static_cast<const float *>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
+    if (comm.bounded) return bounded_allreduce(comm, in, static_cast<float *>(recvbuf), count);
+    const auto t0 = std::chrono::steady_clock::now();
     RdmEndpoint &ep = *comm.endpoint;
 
     std::string error;

@@ -6,8 +6,10 @@
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/provider_choice.hpp"
+#include "transport/wire_header.hpp"
 
 #include <algorithm>
+#include <random>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +29,36 @@ void disable(CommState &st, std::string reason) {
     st.fallback_reason = std::move(reason);
 }
 
+// What bounded mode agrees on beyond the common setup: the job nonce that tells this job's
+// datagrams from anything else on the port, the datagram size every member can receive, and
+// the world ranks that per-peer lateness is reported by.
+void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
+    auto b = std::make_unique<CommState::Bounded>();
+    b->channel = &channel;
+    std::uint64_t nonce = 0;
+    if (st.rank == 0) {
+        std::random_device rd;
+        nonce = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+    }
+    PMPI_Bcast(&nonce, 1, MPI_UINT64_T, 0, st.comm);
+    b->key = {nonce, st.comm_id};
+    std::uint64_t payload = (channel.endpoint->max_datagram() - wire::kHeaderBytes) / sizeof(float);
+    PMPI_Allreduce(MPI_IN_PLACE, &payload, 1, MPI_UINT64_T, MPI_MIN, st.comm);
+    b->floats_per_datagram = static_cast<std::size_t>(payload);
+    b->peers = std::move(st.peers);
+    // Registered before the last collective of setup: no member can send its first datagram
+    // before every member is ready to take it.
+    channel.router.add_comm(b->key, st.rank, st.size, b->peers);
+    b->world_ranks.resize(static_cast<std::size_t>(st.size));
+    PMPI_Allgather(&ctx.world_rank, 1, MPI_INT, b->world_ranks.data(), 1, MPI_INT, st.comm);
+    const Config &cfg = ctx.config;
+    b->deadlines = DeadlineController(
+        DeadlineSettings{cfg.target_loss, cfg.timeout_min_ms, cfg.timeout_max_ms, cfg.timeout_ms});
+    b->pacer = SendPacer(st.size);
+    b->faults = FaultRng(cfg.fault_seed, static_cast<std::uint64_t>(ctx.world_rank) << 20 | st.comm_id);
+    st.bounded = std::move(b);
+}
+
 // Steps 2-4 of setup, on a communicator every rank has reached with a float SUM call.
 void agree_and_connect(CommState &st, ProcessContext &ctx) {
     const Config &cfg = ctx.config;
@@ -40,10 +72,13 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     PMPI_Comm_free(&node);
     const std::string provider = rdm_provider_for(cfg.provider, node_size == st.size);
 
+    // Exact mode runs over the reliable channel, bounded mode over the datagram channel.
     std::string local_error;
     RdmEndpoint *ep = nullptr;
-    if (cfg.mode != Mode::off) ep = ctx.endpoint_for(provider, &local_error);
-    const bool local_ok = cfg.mode == Mode::off || ep != nullptr;
+    DgramChannel *channel = nullptr;
+    if (cfg.mode == Mode::exact) ep = ctx.endpoint_for(provider, &local_error);
+    if (cfg.mode == Mode::bounded) channel = ctx.dgram_for(cfg.dgram_provider, &local_error);
+    const bool local_ok = cfg.mode == Mode::off || ep != nullptr || channel != nullptr;
 
     // One MAX reduction checks everything a rank can disagree on: each must-agree knob's hash
     // and its complement (max of ~h is ~min h, so min == max means all equal), and who failed.
@@ -97,13 +132,17 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     }
 
     // Address exchange over the user's communicator: fixed-size slots, rank order.
-    std::vector<std::byte> names_all(RdmEndpoint::kNameSlot * static_cast<std::size_t>(st.size));
-    PMPI_Allgather(ep->name().data(), RdmEndpoint::kNameSlot, MPI_BYTE, names_all.data(),
-                   RdmEndpoint::kNameSlot, MPI_BYTE, comm);
+    static_assert(RdmEndpoint::kNameSlot == DgramEndpoint::kNameSlot);
+    constexpr int kSlot = RdmEndpoint::kNameSlot;
+    std::vector<std::byte> names_all(kSlot * static_cast<std::size_t>(st.size));
+    PMPI_Allgather(ep ? ep->name().data() : channel->endpoint->name().data(), kSlot, MPI_BYTE, names_all.data(),
+                   kSlot, MPI_BYTE, comm);
     bool connected;
-    {
+    if (ep) {
         std::lock_guard lock(ep->mutex());
         connected = ep->resolve(names_all, st.size, st.peers, &local_error);
+    } else {
+        connected = channel->endpoint->resolve(names_all, st.size, st.peers, &local_error);
     }
     std::uint64_t fail2 = failure_code(connected, st.rank, st.size);
     PMPI_Allreduce(MPI_IN_PLACE, &fail2, 1, MPI_UINT64_T, MPI_MAX, comm);
@@ -119,6 +158,7 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     st.enabled = true;
     st.comm_id = static_cast<std::uint32_t>(id);
     st.endpoint = ep;
+    if (channel) setup_bounded(st, ctx, *channel);
     st.segment_floats = cfg.segment_bytes / sizeof(float);
     st.min_bytes = cfg.min_bytes;
     std::lock_guard lock(ctx.mutex);
@@ -173,6 +213,7 @@ int delete_comm_state_attr(MPI_Comm, int, void *attr, void *) {
         ctx.comms.erase(std::remove(ctx.comms.begin(), ctx.comms.end(), st), ctx.comms.end());
         if (st->enabled) ctx.used_comm_ids.reset(st->comm_id);
     }
+    if (st->bounded) st->bounded->channel->router.remove_comm(st->bounded->key);
     delete st;
     return MPI_SUCCESS;
 }

@@ -16,9 +16,10 @@ Staging *CommState::acquire_staging(std::size_t n, std::string *error) {
         s = staging_.back().get();
     }
     const std::size_t shard = shard_of(n, size, 0).count;  // shard 0 is the largest
-    if (!s->result.reserve(n, *endpoint, error)) return nullptr;
-    if (!s->incoming.reserve(shard * static_cast<std::size_t>(size), *endpoint, error)) return nullptr;
-    if (endpoint->needs_registration() && !s->input.reserve(n, *endpoint, error)) return nullptr;
+    // The datagram channel copies payloads out of its own receive pool: no registration.
+    if (!s->result.reserve(n, endpoint, error)) return nullptr;
+    if (!s->incoming.reserve(shard * static_cast<std::size_t>(size), endpoint, error)) return nullptr;
+    if (endpoint && endpoint->needs_registration() && !s->input.reserve(n, endpoint, error)) return nullptr;
     s->busy = true;
     return s;
 }

@@ -3,6 +3,10 @@
 // delete callback on MPI_Comm_free or at MPI_Finalize.
 #pragma once
 
+#include "engine/deadline_controller.hpp"
+#include "engine/dgram_router.hpp"
+#include "engine/fault_rng.hpp"
+#include "engine/send_pacer.hpp"
 #include "engine/staging.hpp"
 #include "policy/eligibility.hpp"
 #include "transport/rdm_endpoint.hpp"
@@ -15,6 +19,8 @@
 #include <vector>
 
 namespace optireduce {
+
+struct DgramChannel;
 
 class CommState {
 public:
@@ -32,6 +38,20 @@ public:
     std::size_t segment_floats = 0;
     std::uint64_t min_bytes = 0;
     std::uint32_t next_seq = 0;  // eligible calls so far; identical on every rank
+
+    // Bounded mode (endpoint is then nullptr): the datagram channel and what it needs.
+    struct Bounded {
+        DgramChannel *channel = nullptr;  // owned by the process context
+        DgramRouter::CommKey key{};       // job nonce from rank 0, and comm_id
+        std::vector<fi_addr_t> peers;     // datagram addresses, by communicator rank
+        std::vector<int> world_ranks;     // of each member, for per-peer lateness
+        std::size_t floats_per_datagram = 0;  // agreed: the smallest max datagram of all members
+        DeadlineController deadlines{DeadlineSettings{}};
+        SendPacer pacer{0};
+        std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers
+        FaultRng faults;             // OPTIREDUCE_FAULT_DUPLICATE and _DELAY decisions
+    };
+    std::unique_ptr<Bounded> bounded;
 
     CommFacts facts() const { return {intracomm, size, enabled, min_bytes}; }
 

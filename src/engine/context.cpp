@@ -69,6 +69,19 @@ RdmEndpoint *ProcessContext::endpoint_for(const std::string &provider, std::stri
     return endpoints.emplace(provider, std::move(ep)).first->second.get();
 }
 
+DgramChannel *ProcessContext::dgram_for(const std::string &provider, std::string *error) {
+    std::lock_guard lock(mutex);
+    if (dgram) return dgram.get();
+    auto ch = std::make_unique<DgramChannel>();
+    ch->endpoint = DgramEndpoint::open(provider, error);
+    if (!ch->endpoint) return nullptr;
+    ch->router.set_fault_drop(config.fault_drop, config.fault_seed + static_cast<std::uint64_t>(world_rank));
+    ch->progress = std::make_unique<ProgressThread>(*ch->endpoint, ch->router);
+    OPTIREDUCE_LOG(info, "datagram progress thread: %s", ch->progress->placement().c_str());
+    dgram = std::move(ch);
+    return dgram.get();
+}
+
 void on_mpi_initialized() {
     ProcessContext &c = context();
     std::lock_guard lock(g_init_mutex);
@@ -124,6 +137,7 @@ void on_mpi_finalize() {
     {
         std::lock_guard lock(c.mutex);
         c.endpoints.clear();
+        c.dgram.reset();
     }
     PMPI_Comm_free_keyval(&c.comm_keyval);
     // MPI_COMM_SELF still holds an attribute with this keyval; MPI releases the keyval once

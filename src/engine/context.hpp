@@ -4,6 +4,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "engine/dgram_channel.hpp"
 #include "transport/rdm_endpoint.hpp"
 #include "transport/tag.hpp"
 
@@ -35,8 +36,12 @@ struct ProcessContext {
     std::vector<CommState *> comms;                                 // live, set up
     std::bitset<tag::kMaxCommIds> used_comm_ids;
 
+    std::unique_ptr<DgramChannel> dgram;  // bounded mode's, opened on first use
+
     // The endpoint for a provider, opened on first use. nullptr and *error on failure.
     RdmEndpoint *endpoint_for(const std::string &provider, std::string *error);
+    // The datagram channel (endpoint, router, progress thread), opened on first use.
+    DgramChannel *dgram_for(const std::string &provider, std::string *error);
 };
 
 ProcessContext &context();

@@ -2,7 +2,7 @@
 
 namespace optireduce {
 
-bool StagingBuffer::reserve(std::size_t floats, RdmEndpoint &ep, std::string *error) {
+bool StagingBuffer::reserve(std::size_t floats, RdmEndpoint *ep, std::string *error) {
     if (floats <= capacity_ && data_) return true;
     mr_ = MemoryRegion();  // deregister before the memory goes away
     data_.reset();
@@ -16,7 +16,7 @@ bool StagingBuffer::reserve(std::size_t floats, RdmEndpoint &ep, std::string *er
         return false;
     }
     std::string reg_error;
-    mr_ = ep.register_memory(data_.get(), bytes, &reg_error);
+    if (ep) mr_ = ep->register_memory(data_.get(), bytes, &reg_error);
     if (!reg_error.empty()) {
         *error = reg_error;
         data_.reset();

@@ -15,8 +15,9 @@ namespace optireduce {
 
 class StagingBuffer {
 public:
-    // Grows (never shrinks) to hold at least `floats` elements; re-registers when it grows.
-    bool reserve(std::size_t floats, RdmEndpoint &ep, std::string *error);
+    // Grows (never shrinks) to hold at least `floats` elements; re-registers with `ep` (if not
+    // null) when it grows.
+    bool reserve(std::size_t floats, RdmEndpoint *ep, std::string *error);
     float *data() const { return data_.get(); }
     void *desc() const { return mr_.desc(); }
 

@@ -5,25 +5,59 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <cstdio>
 #include <vector>
 
 namespace optireduce {
 namespace {
 
-constexpr std::array kCounterNames{"engine_calls",   "engine_bytes",  "passthrough_calls",
-                                   "fallback_calls", "comms_enabled", "comms_fallback"};
+constexpr std::array kCounterNames{
+    "engine_calls",        "engine_bytes",           "passthrough_calls",    "fallback_calls",
+    "comms_enabled",       "comms_fallback",         "bounded_calls",        "entries_expected_rs",
+    "entries_lost_rs",     "entries_expected_ag",    "entries_lost_ag",      "phases_complete",
+    "phases_early_close",  "phases_deadline",        "datagrams_sent",       "datagrams_late",
+    "datagrams_duplicate", "datagrams_invalid",      "datagrams_held",       "datagrams_held_dropped",
+    "datagrams_fault_dropped"};
 using Counters = std::array<std::uint64_t, kCounterNames.size()>;
 
 Counters snapshot() {
     optireduce_stats_t s{};
     optireduce_get_stats(&s);
-    return {s.engine_calls, s.engine_bytes, s.passthrough_calls, s.fallback_calls, s.comms_enabled,
-            s.comms_fallback};
+    return {s.engine_calls,        s.engine_bytes,           s.passthrough_calls,    s.fallback_calls,
+            s.comms_enabled,       s.comms_fallback,         s.bounded_calls,        s.entries_expected_rs,
+            s.entries_lost_rs,     s.entries_expected_ag,    s.entries_lost_ag,      s.phases_complete,
+            s.phases_early_close,  s.phases_deadline,        s.datagrams_sent,       s.datagrams_late,
+            s.datagrams_duplicate, s.datagrams_invalid,      s.datagrams_held,       s.datagrams_held_dropped,
+            s.datagrams_fault_dropped};
 }
 
-void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h) {
+std::uint64_t total_of(const Counters &c, std::string_view name) {
+    for (std::size_t i = 0; i < kCounterNames.size(); ++i)
+        if (name == kCounterNames[i]) return c[i];
+    return 0;
+}
+
+double percent(std::uint64_t part, std::uint64_t whole) {
+    return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// Peers whose streams were incomplete when someone closed a phase, most often first.
+using Lateness = std::vector<std::pair<int, std::uint64_t>>;
+Lateness slowest_peers(const std::vector<std::uint64_t> &late_by_rank, std::size_t top) {
+    Lateness out;
+    for (std::size_t r = 0; r < late_by_rank.size(); ++r)
+        if (late_by_rank[r]) out.emplace_back(static_cast<int>(r), late_by_rank[r]);
+    std::stable_sort(out.begin(), out.end(), [](auto &a, auto &b) { return a.second > b.second; });
+    if (out.size() > top) out.resize(top);
+    return out;
+}
+
+void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h, const Lateness &slow) {
     // First line: machine-readable key=value pairs (tests and scripts parse it).
     std::fprintf(stderr, "optireduce[0] stats: ranks=%d", ranks);
     for (std::size_t i = 0; i < totals.size(); ++i)
@@ -34,10 +68,28 @@ void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h)
                  "p50 %.1f us, p99 %.1f us, max %.1f us\n",
                  static_cast<unsigned long long>(h.count()), h.percentile_ns(0.50) / 1e3,
                  h.percentile_ns(0.99) / 1e3, static_cast<double>(h.max_ns()) / 1e3);
+    if (total_of(totals, "bounded_calls") == 0) return;
+    std::fprintf(stderr,
+                 "optireduce[0] stats: bounded: entries lost %.4f%% in reduce-scatter, %.4f%% in all-gather; "
+                 "phases %llu complete, %llu closed early, %llu at the deadline; datagrams %llu late, %llu "
+                 "duplicate, %llu invalid\n",
+                 percent(total_of(totals, "entries_lost_rs"), total_of(totals, "entries_expected_rs")),
+                 percent(total_of(totals, "entries_lost_ag"), total_of(totals, "entries_expected_ag")),
+                 static_cast<unsigned long long>(total_of(totals, "phases_complete")),
+                 static_cast<unsigned long long>(total_of(totals, "phases_early_close")),
+                 static_cast<unsigned long long>(total_of(totals, "phases_deadline")),
+                 static_cast<unsigned long long>(total_of(totals, "datagrams_late")),
+                 static_cast<unsigned long long>(total_of(totals, "datagrams_duplicate")),
+                 static_cast<unsigned long long>(total_of(totals, "datagrams_invalid")));
+    std::string line;
+    for (const auto &[rank, n] : slow)
+        line += (line.empty() ? "" : ", ") + ("rank " + std::to_string(rank)) + " incomplete in " +
+                std::to_string(n) + " phases";
+    std::fprintf(stderr, "optireduce[0] stats: slowest peers: %s\n", line.empty() ? "none" : line.c_str());
 }
 
 void write_json(const char *path, int ranks, const Counters &totals, const std::vector<std::uint64_t> &per_rank,
-                const LatencyHistogram &h) {
+                const LatencyHistogram &h, const Lateness &slow) {
     std::FILE *f = std::fopen(path, "w");
     if (!f) {
         std::fprintf(stderr, "optireduce[0] warn: cannot write OPTIREDUCE_STATS_FILE=%s; check the path\n", path);
@@ -50,6 +102,11 @@ void write_json(const char *path, int ranks, const Counters &totals, const std::
     std::fprintf(f, "},\n  \"latency_us\": {\"count\": %llu, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n",
                  static_cast<unsigned long long>(h.count()), h.percentile_ns(0.50) / 1e3, h.percentile_ns(0.99) / 1e3,
                  static_cast<double>(h.max_ns()) / 1e3);
+    std::fprintf(f, "  \"slowest_peers\": [");
+    for (std::size_t i = 0; i < slow.size(); ++i)
+        std::fprintf(f, "%s{\"rank\": %d, \"incomplete_phases\": %llu}", i ? ", " : "", slow[i].first,
+                     static_cast<unsigned long long>(slow[i].second));
+    std::fprintf(f, "],\n");
     std::fprintf(f, "  \"per_rank\": [\n");
     for (int r = 0; r < ranks; ++r) {
         std::fprintf(f, "    {\"rank\": %d", r);
@@ -87,9 +144,17 @@ void write_job_summary(const Config &config, int world_rank) {
     PMPI_Reduce(cm.data(), max_cm.data(), 2, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     job.set_totals(sum_cm[0], max_cm[1]);
 
+    // Lateness of each peer as every other rank saw it, summed.
+    const std::size_t tracked = std::min<std::size_t>(static_cast<std::size_t>(ranks), ProcessStats::kTrackedRanks);
+    std::vector<std::uint64_t> late(tracked), late_sum(tracked);
+    for (std::size_t r = 0; r < tracked; ++r)
+        late[r] = process_stats().late_phases_by_rank[r].load(std::memory_order_relaxed);
+    PMPI_Reduce(late.data(), late_sum.data(), static_cast<int>(tracked), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+
     if (world_rank != 0) return;
-    if (config.stats) print_summary(ranks, totals, job);
-    if (!config.stats_file.empty()) write_json(config.stats_file.c_str(), ranks, totals, per_rank, job);
+    const Lateness slow = slowest_peers(late_sum, 5);
+    if (config.stats) print_summary(ranks, totals, job, slow);
+    if (!config.stats_file.empty()) write_json(config.stats_file.c_str(), ranks, totals, per_rank, job, slow);
 }
 
 }  // namespace optireduce

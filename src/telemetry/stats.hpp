@@ -3,6 +3,7 @@
 
 #include "telemetry/histogram.hpp"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -17,6 +18,19 @@ struct ProcessStats {
     std::atomic<std::uint64_t> comms_enabled{0};
     std::atomic<std::uint64_t> comms_fallback{0};
 
+    // Bounded mode (the fields of optireduce_stats_t of the same names).
+    std::atomic<std::uint64_t> bounded_calls{0};
+    std::atomic<std::uint64_t> entries_expected_rs{0}, entries_lost_rs{0};
+    std::atomic<std::uint64_t> entries_expected_ag{0}, entries_lost_ag{0};
+    std::atomic<std::uint64_t> phases_complete{0}, phases_early_close{0}, phases_deadline{0};
+    std::atomic<std::uint64_t> datagrams_sent{0}, datagrams_late{0}, datagrams_duplicate{0};
+    std::atomic<std::uint64_t> datagrams_invalid{0}, datagrams_held{0}, datagrams_held_dropped{0};
+    std::atomic<std::uint64_t> datagrams_fault_dropped{0};
+    // Phases in which a peer's stream was incomplete when this rank closed them, by the peer's
+    // world rank (the last slot counts every rank beyond): the "slowest peers" of the summary.
+    static constexpr std::size_t kTrackedRanks = 1024;
+    std::array<std::atomic<std::uint64_t>, kTrackedRanks> late_phases_by_rank{};
+
     std::mutex latency_mutex;  // engine path only
     LatencyHistogram latency;
 
@@ -27,6 +41,10 @@ struct ProcessStats {
 // readable from atexit handlers and from the attribute callback inside PMPI_Finalize.
 extern ProcessStats g_process_stats;
 inline ProcessStats &process_stats() { return g_process_stats; }
+
+inline void bump(std::atomic<std::uint64_t> &counter, std::uint64_t by = 1) {
+    counter.fetch_add(by, std::memory_order_relaxed);
+}
 
 // The pass-through path's only bookkeeping: a relaxed load and store, no locked instruction.
 // Under MPI_THREAD_MULTIPLE two threads passing through at the same instant may lose one count;

@@ -9,7 +9,7 @@ enum Offset : std::size_t {
     kOffVersion = 4,
     kOffPhase = 5,
     kOffFlags = 6,
-    kOffReserved1 = 7,
+    kOffLossHint = 7,
     kOffNonce = 8,
     kOffComm = 16,
     kOffSeq = 20,
@@ -42,7 +42,7 @@ void encode(const Header &h, std::span<std::byte, kHeaderBytes> out) {
     put<std::uint8_t>(out, kOffVersion, h.version);
     put<std::uint8_t>(out, kOffPhase, static_cast<std::uint8_t>(h.phase));
     put<std::uint8_t>(out, kOffFlags, h.flags);
-    put<std::uint8_t>(out, kOffReserved1, 0);
+    put<std::uint8_t>(out, kOffLossHint, h.loss_hint);
     put<std::uint64_t>(out, kOffNonce, h.job_nonce);
     put<std::uint32_t>(out, kOffComm, h.comm_id);
     put<std::uint32_t>(out, kOffSeq, h.seq);
@@ -76,9 +76,9 @@ Decoded decode(std::span<const std::byte> d) {
         return {std::nullopt, DecodeError::bad_phase};
     h.phase = static_cast<Phase>(phase);
     h.flags = get<std::uint8_t>(d, kOffFlags);
-    if ((h.flags & ~kKnownFlags) != 0 || get<std::uint8_t>(d, kOffReserved1) != 0 ||
-        get<std::uint16_t>(d, kOffReserved2) != 0)
+    if ((h.flags & ~kKnownFlags) != 0 || get<std::uint16_t>(d, kOffReserved2) != 0)
         return {std::nullopt, DecodeError::reserved_set};
+    h.loss_hint = get<std::uint8_t>(d, kOffLossHint);
     h.job_nonce = get<std::uint64_t>(d, kOffNonce);
     h.comm_id = get<std::uint32_t>(d, kOffComm);
     h.seq = get<std::uint32_t>(d, kOffSeq);

@@ -19,13 +19,16 @@ inline constexpr std::size_t kHeaderBytes = 40;
 enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2 };
 
 enum Flags : std::uint8_t {
-    kTail = 1u << 0,  // the sender's last datagram of this phase to this receiver
+    kTail = 1u << 0,  // among the sender's last datagrams of this phase to this receiver
 };
 
 struct Header {
     std::uint8_t version = kVersion;
     Phase phase = Phase::reduce_scatter;
     std::uint8_t flags = 0;
+    // The sender's own receive loss on its previous operation of this communicator, in 1/255
+    // units (streams it got partially, not silent peers): how its peers learn to pace to it.
+    std::uint8_t loss_hint = 0;
     std::uint64_t job_nonce = 0;    // random, chosen by rank 0 at communicator setup
     std::uint32_t comm_id = 0;      // agreed at communicator setup
     std::uint32_t seq = 0;          // eligible call number on the communicator

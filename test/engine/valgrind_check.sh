@@ -2,12 +2,14 @@
 # Runs a 2-rank job under valgrind with the library preloaded and fails if any valgrind report
 # (leak, invalid access, uninitialised use) has a frame in optireduce. Open MPI's own
 # allocations that it never frees are not ours to judge and are ignored.
-# usage: valgrind_check.sh <mpirun> <liboptireduce.so> <program> <workdir>
+# usage: valgrind_check.sh <mpirun> <liboptireduce.so> <program> <workdir> [mode]
 set -euo pipefail
 mpirun=$1 lib=$2 prog=$3 dir=$4
+export OPTIREDUCE_MODE=${5:-exact}
 rm -rf "$dir" && mkdir -p "$dir"
-OPTIREDUCE_MIN_BYTES=0 "$mpirun" --oversubscribe -np 2 -x LD_PRELOAD="$lib" -x OPTIREDUCE_MIN_BYTES \
+OPTIREDUCE_MIN_BYTES=0 "$mpirun" --oversubscribe -np 2 -x LD_PRELOAD="$lib" -x OPTIREDUCE_MIN_BYTES -x OPTIREDUCE_MODE \
   valgrind --leak-check=full --show-leak-kinds=definite,indirect --num-callers=40 \
+  --suppressions="$(dirname "$0")/valgrind.supp" \
   --log-file="$dir/vg.%p.log" "$prog"
 logs=("$dir"/vg.*.log)
 [ -e "${logs[0]}" ] || { echo "FAIL: valgrind wrote no logs"; exit 1; }

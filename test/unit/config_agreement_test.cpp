@@ -23,13 +23,20 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_PROVIDER", "tcp"},       {"OPTIREDUCE_SEGMENT_BYTES", "1M"},
     {"OPTIREDUCE_LOG", "debug"},          {"OPTIREDUCE_STATS", "1"},
     {"OPTIREDUCE_STATS_FILE", "/tmp/s.json"},
+    {"OPTIREDUCE_DGRAM_PROVIDER", "efa"}, {"OPTIREDUCE_TARGET_LOSS", "0.01"},
+    {"OPTIREDUCE_TIMEOUT_MIN_MS", "2"},   {"OPTIREDUCE_TIMEOUT_MAX_MS", "500"},
+    {"OPTIREDUCE_TIMEOUT_MS", "20"},      {"OPTIREDUCE_FAULT_DROP", "0.05"},
+    {"OPTIREDUCE_FAULT_DUPLICATE", "0.1"}, {"OPTIREDUCE_FAULT_DELAY_RANK", "1"},
+    {"OPTIREDUCE_FAULT_DELAY_MS", "100"}, {"OPTIREDUCE_FAULT_DELAY_PROB", "0.2"},
+    {"OPTIREDUCE_FAULT_SEED", "7"},
 };
 
 TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
     std::vector<std::string> names;
     for (const char *n : Config::agreement_names()) names.emplace_back(n);
     EXPECT_EQ(names, (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES",
-                                               "OPTIREDUCE_PROVIDER", "OPTIREDUCE_SEGMENT_BYTES"}));
+                                               "OPTIREDUCE_PROVIDER", "OPTIREDUCE_SEGMENT_BYTES",
+                                               "OPTIREDUCE_DGRAM_PROVIDER"}));
     EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
 }
 
@@ -70,6 +77,7 @@ TEST(Agreement, SpellingsOfTheSameValueAgree) {
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MODE", "BOUNDED"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_SEGMENT_BYTES", "4M"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "auto"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_DGRAM_PROVIDER", "UDP"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1M"}}),
               hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1048576"}}));
 }

@@ -149,7 +149,8 @@ TEST(ConfigUnknown, UnknownOptireduceVariablesAreReported) {
     EXPECT_EQ(r.unknown, (std::vector<std::string>{"OPTIREDUCE_MODEE", "OPTIREDUCE_TIMEOUT"}));
 }
 
-// Fault-injection and launcher variables are documented elsewhere and are not typos.
+// Fault-injection knobs are in the table (marked test only); the launcher's variable is not a
+// knob but is not a typo either.
 TEST(ConfigUnknown, TestAndLauncherVariablesAreNotReported) {
     FakeEnv env{{"OPTIREDUCE_FAULT_DROP", "0.1"}, {"OPTIREDUCE_LIB", "/x/liboptireduce.so"}};
     EXPECT_TRUE(env.parse().unknown.empty());
@@ -172,6 +173,45 @@ TEST(ConfigParse, TebibyteSuffixParses) {
     const ParseResult r = testing_support::FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1T"}}.parse();
     ASSERT_TRUE(r.config.has_value()) << (r.error ? r.error->message : "");
     EXPECT_EQ(r.config->min_bytes, 1024ull * 1024 * 1024 * 1024);
+}
+}  // namespace
+}  // namespace optireduce
+
+namespace optireduce {
+namespace {
+TEST(ConfigParse, NumbersParseAndSpellingsCanonicalise) {
+    const ParseResult r = testing_support::FakeEnv{{"OPTIREDUCE_TARGET_LOSS", "0.010"},
+                                                   {"OPTIREDUCE_TIMEOUT_MS", "25"},
+                                                   {"OPTIREDUCE_FAULT_DELAY_RANK", "3"}}
+                              .parse();
+    ASSERT_TRUE(r.config.has_value()) << (r.error ? r.error->message : "");
+    EXPECT_DOUBLE_EQ(r.config->target_loss, 0.01);
+    EXPECT_DOUBLE_EQ(r.config->timeout_ms, 25);
+    EXPECT_EQ(r.config->fault_delay_rank, 3);
+    EXPECT_EQ(r.config->fault_delay_prob, 1.0);
+    for (const auto &v : r.config->values) {
+        if (std::string(v.spec->name) == "OPTIREDUCE_TARGET_LOSS") {
+            EXPECT_EQ(v.text, "0.01");
+        }
+    }
+}
+
+TEST(ConfigParse, NumbersOutOfRangeOrTrailingGarbageAreRejected) {
+    for (const char *bad : {"0.6", "-0.1", "0.1x", "nan", "inf", ""}) {
+        if (!*bad) continue;  // empty means "unset": the default
+        const ParseResult r = testing_support::FakeEnv{{"OPTIREDUCE_TARGET_LOSS", bad}}.parse();
+        ASSERT_TRUE(r.error.has_value()) << bad;
+        EXPECT_NE(r.error->message.find("OPTIREDUCE_TARGET_LOSS"), std::string::npos);
+    }
+}
+
+TEST(ConfigParse, TimeoutMinAboveMaxIsRejectedNamingBoth) {
+    const ParseResult r = testing_support::FakeEnv{{"OPTIREDUCE_TIMEOUT_MIN_MS", "50"},
+                                                   {"OPTIREDUCE_TIMEOUT_MAX_MS", "10"}}
+                              .parse();
+    ASSERT_TRUE(r.error.has_value());
+    EXPECT_NE(r.error->message.find("OPTIREDUCE_TIMEOUT_MIN_MS=50"), std::string::npos);
+    EXPECT_NE(r.error->message.find("OPTIREDUCE_TIMEOUT_MAX_MS=10"), std::string::npos);
 }
 }  // namespace
 }  // namespace optireduce

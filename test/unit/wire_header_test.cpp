@@ -15,6 +15,7 @@ Header sample() {
     Header h;
     h.phase = Phase::all_gather;
     h.flags = kTail;
+    h.loss_hint = 0x2a;
     h.job_nonce = 0x1122334455667788ull;
     h.comm_id = 0x01020304u;
     h.seq = 0xa0b0c0d0u;
@@ -51,6 +52,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(4), 1u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
+    EXPECT_EQ(byte(7), 0x2au);  // loss hint
     EXPECT_EQ(byte(8), 0x88u);  // nonce, least significant byte first
     EXPECT_EQ(byte(15), 0x11u);
     EXPECT_EQ(byte(16), 0x04u);  // comm id
@@ -100,7 +102,7 @@ TEST(WireHeader, RandomInputIsRejectedOrCanonical) {
             auto base = datagram(sample());
             std::copy(base.begin(), base.begin() + 8, d.begin());
             d[5] = std::byte{1};
-            d[6] = d[7] = std::byte{0};
+            d[6] = std::byte{0};
             d[34] = d[35] = std::byte{0};
             d[32] = static_cast<std::byte>(d.size() - kHeaderBytes);
             d[33] = std::byte{0};

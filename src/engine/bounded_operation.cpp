@@ -1,0 +1,348 @@
+#include "engine/bounded_operation.hpp"
+
+#include "codec/estimators.hpp"
+#include "codec/reduce.hpp"
+#include "codec/sharding.hpp"
+#include "engine/context.hpp"
+#include "engine/dgram_channel.hpp"
+#include "telemetry/log.hpp"
+#include "telemetry/stats.hpp"
+#include "transport/wire_header.hpp"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+namespace optireduce {
+namespace {
+
+// Datagrams sent to one destination before the sender moves to the next: short enough that
+// every receiver sees all its senders at once (incast spread over time, not in bursts), long
+// enough to amortise the loop.
+constexpr int kBurst = 8;
+
+// How many datagrams at the end of a stream carry the tail flag: the last 1%, at least 3, so
+// that losing the very last one does not cost the receiver its early close (the released
+// OptiReduce's "Last%ile" marker has the same purpose).
+std::uint32_t tail_chunks(std::uint32_t chunks) { return std::min(chunks, std::max(3u, chunks / 100)); }
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+Clock::time_point after_ms(Clock::time_point t, double ms) {
+    return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
+}
+
+}  // namespace
+
+BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const float *in, float *out, std::size_t n)
+    : comm_(comm),
+      b_(*comm.bounded),
+      router_(comm.bounded->channel->router),
+      in_(in),
+      out_(out),
+      n_(n),
+      result_(staging.result.data()),
+      incoming_(staging.incoming.data()),
+      seq_(comm.next_seq++),
+      own_(shard_of(n, comm.size, comm.rank)),
+      sent_bytes_(static_cast<std::size_t>(comm.size), 0),
+      send_seconds_(static_cast<std::size_t>(comm.size), 0) {
+    const int N = comm.size, me = comm.rank;
+    const std::size_t F = b_.floats_per_datagram;
+    rx_.seq = seq_;
+    rx_.floats_per_datagram = F;
+    rx_.loss_hint.assign(static_cast<std::size_t>(N), 0);
+    std::vector<std::uint32_t> chunks[2];
+    for (int p = 0; p < 2; ++p) {
+        rx_.dest[p].assign(static_cast<std::size_t>(N), nullptr);
+        rx_.length[p].assign(static_cast<std::size_t>(N), 0);
+        chunks[p].assign(static_cast<std::size_t>(N), 0);
+    }
+    for (int s = 0; s < N; ++s) {
+        if (s == me) continue;
+        const auto i = static_cast<std::size_t>(s);
+        // Phase 1: sender s's contribution to our shard, into s's slot of `incoming`.
+        rx_.dest[0][i] = incoming_ + i * own_.count;
+        rx_.length[0][i] = own_.count;
+        chunks[0][i] = static_cast<std::uint32_t>(segment_count(own_.count, F));
+        // Phase 2: s's reduced shard, in place in `result`.
+        const Range theirs = shard_of(n, N, s);
+        rx_.dest[1][i] = result_ + theirs.offset;
+        rx_.length[1][i] = theirs.count;
+        chunks[1][i] = static_cast<std::uint32_t>(segment_count(theirs.count, F));
+    }
+    rx_.map[0].reset(chunks[0]);
+    rx_.map[1].reset(chunks[1]);
+}
+
+std::string BoundedOperation::run() {
+    const std::size_t bytes = n_ * sizeof(float);
+    // Whatever happens below, the router forgets this operation before staging is reused.
+    struct Closer {
+        DgramRouter &r;
+        DgramRouter::CommKey k;
+        OpReceive *op;
+        ~Closer() { r.close_op(k, op); }
+    } closer{router_, b_.key, &rx_};
+
+    const Clock::time_point start1 = Clock::now();
+    router_.open_op(b_.key, &rx_);
+    const Clock::time_point deadline1 = after_ms(start1, b_.deadlines.deadline_ms(bytes, 1));
+    // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
+    // clocks, from their own phase starts, so ours says nothing about when they stop listening.
+    const double send_limit_ms = std::max(context().config.timeout_max_ms, context().config.timeout_ms);
+    if (std::string e = send_phase(0, after_ms(start1, send_limit_ms)); !e.empty()) return e;
+    const Close close1 = wait_phase(0, start1, deadline1, b_.deadlines.quiet_ms(bytes, 1));
+    finish_phase(0, close1, start1);
+    reduce_own_shard();
+
+    const Clock::time_point start2 = Clock::now();
+    const Clock::time_point deadline2 = after_ms(start2, b_.deadlines.deadline_ms(bytes, 2));
+    if (std::string e = send_phase(1, after_ms(start2, send_limit_ms)); !e.empty()) return e;
+    const Close close2 = wait_phase(1, start2, deadline2, b_.deadlines.quiet_ms(bytes, 2));
+    router_.close_op(b_.key, &rx_);
+    finish_phase(1, close2, start2);
+    fill_and_copy_out();
+    learn();
+    return {};
+}
+
+std::string BoundedOperation::send_phase(int phase, Clock::time_point limit) {
+    const int N = comm_.size, me = comm_.rank;
+    const std::size_t F = b_.floats_per_datagram;
+    DgramEndpoint &ep = *b_.channel->endpoint;
+    const double dup = context().config.fault_duplicate;
+
+    struct Stream {
+        int peer;
+        const float *src;
+        std::size_t len;
+        std::uint32_t chunks, next = 0;
+        Clock::time_point next_time{}, last_send{};
+    };
+    std::vector<Stream> streams;
+    streams.reserve(static_cast<std::size_t>(N - 1));
+    for (int k = 1; k < N; ++k) {
+        const int p = staggered_peer(me, N, k);
+        const Range r = phase == 0 ? shard_of(n_, N, p) : own_;
+        const float *src = phase == 0 ? in_ + r.offset : result_ + own_.offset;
+        streams.push_back({p, src, r.count, static_cast<std::uint32_t>(segment_count(r.count, F))});
+    }
+
+    wire::Header h;
+    h.phase = phase == 0 ? wire::Phase::reduce_scatter : wire::Phase::all_gather;
+    h.job_nonce = b_.key.nonce;
+    h.comm_id = comm_.comm_id;
+    h.seq = seq_;
+    h.src_rank = static_cast<std::uint32_t>(me);
+    h.loss_hint = b_.loss_hint;
+    h.sender_estimate_us = static_cast<std::uint32_t>(
+        std::min(b_.deadlines.expected_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
+    std::array<std::byte, wire::kHeaderBytes> hdr;
+
+    const Clock::time_point phase_start = Clock::now();
+    std::uint64_t sent = 0;
+    for (;;) {
+        const Clock::time_point now = Clock::now();
+        // Past the limit every receiver has closed the phase: what is unsent is lost anyway.
+        if (now >= limit) break;
+        bool pending = false, progressed = false;
+        Clock::time_point earliest = Clock::time_point::max();
+        for (Stream &s : streams) {
+            if (s.next >= s.chunks) continue;
+            pending = true;
+            const double rate = b_.pacer.rate(s.peer);
+            if (rate > 0 && s.next_time > now) {
+                earliest = std::min(earliest, s.next_time);
+                continue;
+            }
+            for (int i = 0; i < kBurst && s.next < s.chunks; ++i) {
+                const std::size_t first = static_cast<std::size_t>(s.next) * F;
+                const std::size_t floats = std::min(F, s.len - first);
+                h.chunk = s.next;
+                h.flags = s.next + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0;
+                h.payload_len = static_cast<std::uint16_t>(floats * sizeof(float));
+                wire::encode(h, hdr);
+                const auto payload = std::as_bytes(std::span<const float>(s.src + first, floats));
+                const int rc = ep.send(b_.peers[static_cast<std::size_t>(s.peer)], hdr, payload);
+                if (rc == -FI_EAGAIN) break;  // the provider's queue is full: next pass
+                if (rc < 0)
+                    return "datagram send to rank " + std::to_string(s.peer) + " failed: " + fi_strerror(-rc);
+                if (dup > 0 && b_.faults.chance(dup)) ep.send(b_.peers[static_cast<std::size_t>(s.peer)], hdr, payload);
+                ++s.next;
+                ++sent;
+                progressed = true;
+                sent_bytes_[static_cast<std::size_t>(s.peer)] += wire::kHeaderBytes + h.payload_len;
+                if (rate > 0)
+                    s.next_time = std::max(s.next_time, now) +
+                                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                      static_cast<double>(wire::kHeaderBytes + h.payload_len) / rate));
+            }
+            s.last_send = Clock::now();
+        }
+        if (!pending) break;
+        drain();  // what peers sent meanwhile, before the socket buffer overflows
+        if (!progressed) {
+            // Paced or the queue is full: wait for the earliest token, never past the deadline.
+            if (earliest != Clock::time_point::max() && earliest - Clock::now() > std::chrono::microseconds(50))
+                std::this_thread::sleep_until(std::min(earliest, limit));
+            else
+                std::this_thread::yield();
+        }
+    }
+    for (const Stream &s : streams)
+        if (s.last_send > phase_start)
+            send_seconds_[static_cast<std::size_t>(s.peer)] +=
+                std::chrono::duration<double>(s.last_send - phase_start).count();
+    bump(process_stats().datagrams_sent, sent);
+    return {};
+}
+
+int BoundedOperation::drain() {
+    return b_.channel->endpoint->poll(
+        [this](std::span<const std::byte> d, fi_addr_t src) { router_.on_datagram(d, src); });
+}
+
+BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_point start, Clock::time_point deadline,
+                                                     double quiet_ms) {
+    const ChunkBitmap &map = rx_.map[phase];
+    // The waiting thread drains the endpoint itself: it is on a core already, while the progress
+    // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
+    // longer than a whole deadline. The progress thread only covers the time outside the call.
+    const bool oversubscribed = context().oversubscribed;
+    Close how;
+    Clock::time_point now;
+    std::unique_lock lock(router_.mutex());
+    for (;;) {
+        now = Clock::now();
+        if (map.complete()) {
+            how = Close::complete;
+            break;
+        }
+        if (now >= deadline) {
+            how = Close::deadline;
+            break;
+        }
+        Clock::time_point wake = deadline;
+        if (map.all_tails()) {
+            // Every sender's last datagram is here, so the rest of what is missing was lost, not
+            // late: once the link has been quiet a while, waiting longer buys nothing.
+            const Clock::time_point quiet_until = after_ms(rx_.last_arrival[phase], quiet_ms);
+            if (now >= quiet_until) {
+                how = Close::early;
+                break;
+            }
+            wake = std::min(wake, quiet_until);
+        }
+        lock.unlock();
+        const int got = drain();
+        if (got < 0) {
+            // The progress thread is draining: it will notify when the condition may change.
+            lock.lock();
+            router_.changed().wait_until(lock, std::min(wake, Clock::now() + std::chrono::microseconds(200)));
+            continue;
+        }
+        // Nothing arrived: with a core per rank keep polling; oversubscribed, let the peer we
+        // wait for have this core.
+        if (got == 0 && oversubscribed) std::this_thread::yield();
+        lock.lock();
+    }
+    rx_.open[phase] = false;  // from here on the router counts this phase's datagrams as late
+    phase_ms_[phase] = ms_between(start, now);
+    last_arrival_ms_[phase] = rx_.last_arrival[phase] > start ? ms_between(start, rx_.last_arrival[phase]) : 0;
+    return how;
+}
+
+void BoundedOperation::reduce_own_shard() {
+    const int N = comm_.size, me = comm_.rank;
+    const std::size_t F = b_.floats_per_datagram;
+    const ChunkBitmap &map = rx_.map[0];
+    std::vector<const float *> terms;
+    terms.reserve(static_cast<std::size_t>(N));
+    const auto chunks = static_cast<std::uint32_t>(segment_count(own_.count, F));
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+        const std::size_t first = static_cast<std::size_t>(c) * F;
+        const std::size_t len = std::min(F, own_.count - first);
+        // Terms in rank order, our own at our rank: the same bits for the same arrivals.
+        terms.clear();
+        for (int s = 0; s < N; ++s) {
+            const auto i = static_cast<std::size_t>(s);
+            if (s == me) terms.push_back(in_ + own_.offset + first);
+            else if (map.test(i, c)) terms.push_back(incoming_ + i * own_.count + first);
+        }
+        float *dst = result_ + own_.offset + first;
+        sum_in_order(terms, dst, len);
+        rescale_partial_sum(dst, len, static_cast<int>(terms.size()), N);
+    }
+}
+
+void BoundedOperation::finish_phase(int phase, Close how, Clock::time_point) {
+    ProcessStats &ps = process_stats();
+    const ChunkBitmap &map = rx_.map[phase];
+    const std::size_t F = b_.floats_per_datagram;
+    std::uint64_t expected = 0, lost = 0;
+    for (int s = 0; s < comm_.size; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        const std::size_t len = rx_.length[phase][i];
+        expected += len;
+        if (map.received(i) == map.chunks(i)) continue;
+        for (std::uint32_t c = 0; c < map.chunks(i); ++c)
+            if (!map.test(i, c)) lost += std::min(F, len - static_cast<std::size_t>(c) * F);
+        const auto world = static_cast<std::size_t>(b_.world_ranks[i]);
+        bump(ps.late_phases_by_rank[std::min(world, ProcessStats::kTrackedRanks - 1)]);
+    }
+    bump(phase == 0 ? ps.entries_expected_rs : ps.entries_expected_ag, expected);
+    bump(phase == 0 ? ps.entries_lost_rs : ps.entries_lost_ag, lost);
+    bump(how == Close::complete ? ps.phases_complete : how == Close::early ? ps.phases_early_close : ps.phases_deadline);
+    OPTIREDUCE_LOG(debug, "op %u phase %d: %s after %.3f ms (deadline %.3f ms), last arrival %.3f ms, %llu/%llu chunks",
+                   seq_, phase + 1, how == Close::complete ? "complete" : how == Close::early ? "early close" : "deadline",
+                   phase_ms_[phase], b_.deadlines.deadline_ms(n_ * sizeof(float), phase + 1), last_arrival_ms_[phase],
+                   static_cast<unsigned long long>(map.received_total()), static_cast<unsigned long long>(map.expected()));
+    b_.deadlines.observe(n_ * sizeof(float), phase + 1,
+                         PhaseOutcome{phase_ms_[phase], last_arrival_ms_[phase], map.expected_from_heard(),
+                                      map.received_total()});
+}
+
+void BoundedOperation::fill_and_copy_out() {
+    const int N = comm_.size, me = comm_.rank;
+    const std::size_t F = b_.floats_per_datagram;
+    const ChunkBitmap &map = rx_.map[1];
+    for (int s = 0; s < N; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        if (s == me || map.received(i) == map.chunks(i)) continue;
+        const Range theirs = shard_of(n_, N, s);
+        for (std::uint32_t c = 0; c < map.chunks(i); ++c) {
+            if (map.test(i, c)) continue;
+            const std::size_t first = theirs.offset + static_cast<std::size_t>(c) * F;
+            fill_from_own(in_ + first, result_ + first, std::min(F, theirs.offset + theirs.count - first), N);
+        }
+    }
+    // One copy into the user's buffer, after every read of the input (MPI_IN_PLACE aliases them).
+    std::memcpy(out_, result_, n_ * sizeof(float));
+}
+
+void BoundedOperation::learn() {
+    // Our loss hint for the peers' pacing: what a longer deadline or slower senders could have
+    // saved, so streams of peers we never heard from (stragglers) do not count.
+    std::uint64_t heard = 0, got = 0;
+    for (const ChunkBitmap &m : rx_.map) {
+        heard += m.expected_from_heard();
+        got += m.received_total();
+    }
+    const double loss = heard ? 1.0 - static_cast<double>(got) / static_cast<double>(heard) : 0.0;
+    b_.loss_hint = static_cast<std::uint8_t>(std::min(255.0, std::ceil(loss * 255.0)));
+    const double target = context().config.target_loss;
+    for (int p = 0; p < comm_.size; ++p) {
+        if (p == comm_.rank) continue;
+        const auto i = static_cast<std::size_t>(p);
+        const double achieved = send_seconds_[i] > 0 ? static_cast<double>(sent_bytes_[i]) / send_seconds_[i] : 0;
+        b_.pacer.update(p, rx_.loss_hint[i] / 255.0, target, achieved);
+    }
+}
+
+}  // namespace optireduce

@@ -1,0 +1,66 @@
+#include "engine/deadline_controller.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace optireduce {
+
+int DeadlineController::size_class(std::size_t bytes) { return static_cast<int>(std::bit_width(bytes)); }
+
+const DeadlineController::State *DeadlineController::find(std::size_t bytes, int phase) const {
+    auto it = states_.find({size_class(bytes), phase});
+    return it == states_.end() ? nullptr : &it->second;
+}
+
+double DeadlineController::deadline_ms(std::size_t bytes, int phase) const {
+    if (s_.fixed_ms > 0) return s_.fixed_ms;
+    const State *st = find(bytes, phase);
+    if (!st || st->observed < kCalibrationOps) return s_.max_ms;
+    return std::clamp(st->multiple * (st->expected_ms + kDeviations * st->deviation_ms), s_.min_ms, s_.max_ms);
+}
+
+double DeadlineController::expected_ms(std::size_t bytes, int phase) const {
+    const State *st = find(bytes, phase);
+    return st ? st->expected_ms : 0;
+}
+
+double DeadlineController::quiet_ms(std::size_t bytes, int phase) const {
+    const State *st = find(bytes, phase);
+    // Before anything is known, a silence of a tenth of the minimum deadline.
+    const double base = st && st->expected_ms > 0 ? st->expected_ms : s_.min_ms;
+    return std::max(kQuietFraction * base, 0.05);
+}
+
+void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcome &o) {
+    if (o.expected == 0) return;  // every sender silent: nothing learnt about the network
+    State &st = states_[{size_class(bytes), phase}];
+    // Completion time: when the last datagram came if everything came; otherwise the time full
+    // delivery would have taken at the rate observed (elapsed / fraction received), capped so
+    // one near-empty phase cannot throw the estimate far off.
+    double sample;
+    if (o.received >= o.expected) {
+        sample = o.last_arrival_ms;
+    } else {
+        const double fraction = std::max(static_cast<double>(o.received) / static_cast<double>(o.expected), 0.05);
+        sample = std::min(o.elapsed_ms / fraction, 4 * s_.max_ms);
+    }
+    if (st.observed == 0) {
+        st.expected_ms = sample;
+        st.deviation_ms = sample / 2;  // as TCP's first RTT sample
+    } else {
+        // A sample faster than expected says little about how late the next one may be: count
+        // its deviation at an eighth, as Linux TCP does, so a network that got faster shrinks
+        // the deadline instead of first widening it.
+        const double err = std::abs(sample - st.expected_ms) / (sample < st.expected_ms ? 8.0 : 1.0);
+        st.deviation_ms += kSmoothing * (err - st.deviation_ms);
+        st.expected_ms += kSmoothing * (sample - st.expected_ms);
+    }
+    ++st.observed;
+
+    const double loss = 1.0 - static_cast<double>(std::min(o.received, o.expected)) / static_cast<double>(o.expected);
+    if (loss > s_.target_loss) st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
+    else if (loss <= s_.target_loss / 2) st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);
+}
+
+}  // namespace optireduce

@@ -1,0 +1,71 @@
+// The per-phase deadline of bounded mode (DESIGN.md section 5): no number the user has to tune
+// per model. For each (message-size class, phase) it learns the completion time from the job's
+// own operations the way TCP learns its retransmission timeout (a smoothed mean and a smoothed
+// mean deviation, Jacobson/Karels), and sets the deadline to mean + 4 deviations, times a factor
+// steered by the loss the deadline causes against OPTIREDUCE_TARGET_LOSS. The deviation term is
+// what keeps a host with noisy scheduling from losing data to a deadline fitted to its quiet
+// moments. Pure arithmetic: no clock, no MPI, no fabric, so it is unit-tested alone.
+//
+// What counts as loss here is loss a longer deadline could have prevented: chunks missing from
+// senders that sent something. A sender that sent nothing at all (paused, preempted) is a
+// straggler; waiting longer for it is exactly what bounded mode refuses to do.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+namespace optireduce {
+
+struct DeadlineSettings {
+    double target_loss = 0.001;
+    double min_ms = 0.5;
+    double max_ms = 1000;
+    double fixed_ms = 0;  // > 0: always this deadline, no adaptation
+};
+
+// What one phase of one operation saw at this rank.
+struct PhaseOutcome {
+    double elapsed_ms = 0;       // phase start to close
+    double last_arrival_ms = 0;  // phase start to the last datagram that arrived (0 if it was
+                                 // there before the phase started)
+    std::uint64_t expected = 0;  // chunks expected from senders that sent at least one
+    std::uint64_t received = 0;  // of those, how many arrived
+};
+
+class DeadlineController {
+public:
+    static constexpr int kCalibrationOps = 3;   // deadline = max_ms while learning
+    static constexpr double kSmoothing = 0.25;  // weight of the newest sample: reacts in ~3 ops
+    static constexpr double kDeviations = 4;    // as TCP's RTO = srtt + 4 rttvar
+    static constexpr double kMinMultiple = 1.0, kMaxMultiple = 8.0;
+    static constexpr double kWiden = 1.5, kNarrow = 0.97;
+    static constexpr double kQuietFraction = 0.1;  // early close after this much silence
+
+    explicit DeadlineController(DeadlineSettings s) : s_(s) {}
+
+    // The deadline of `phase` (1 or 2) for a message of `bytes`, in ms from the phase's start.
+    double deadline_ms(std::size_t bytes, int phase) const;
+    // Expected completion time (0 before the first observation): what the sender advertises.
+    double expected_ms(std::size_t bytes, int phase) const;
+    // Silence after which a phase whose every sender's tail arrived closes early.
+    double quiet_ms(std::size_t bytes, int phase) const;
+    void observe(std::size_t bytes, int phase, const PhaseOutcome &o);
+
+    static int size_class(std::size_t bytes);  // log2 bucket
+
+private:
+    struct State {
+        int observed = 0;
+        double expected_ms = 0;  // smoothed completion time
+        double deviation_ms = 0;  // smoothed mean deviation from it
+        double multiple = kMinMultiple;
+    };
+    const State *find(std::size_t bytes, int phase) const;
+
+    DeadlineSettings s_;
+    std::map<std::pair<int, int>, State> states_;
+};
+
+}  // namespace optireduce

@@ -1,0 +1,148 @@
+#include "engine/dgram_router.hpp"
+
+#include "telemetry/log.hpp"
+#include "telemetry/stats.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace optireduce {
+namespace {
+
+// Sequence numbers are not wrapped on the wire but compared modulo 2^32, so a job that runs
+// more than four billion operations on one communicator keeps working.
+bool seq_before(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) < 0; }
+
+}  // namespace
+
+void DgramRouter::add_comm(CommKey key, int rank, int size, std::vector<fi_addr_t> peers) {
+    std::lock_guard lock(mutex_);
+    Comm &c = comms_[key];
+    c.rank = rank;
+    c.size = size;
+    c.peers = std::move(peers);
+}
+
+void DgramRouter::remove_comm(CommKey key) {
+    std::lock_guard lock(mutex_);
+    comms_.erase(key);
+    if (retired_.size() >= kRetiredKept) retired_.erase(retired_.begin());
+    retired_.insert(key);
+}
+
+void DgramRouter::set_fault_drop(double p, std::uint64_t seed) {
+    std::lock_guard lock(mutex_);
+    fault_drop_ = p;
+    fault_rng_ = FaultRng(seed, 0x726f75746572ull);
+}
+
+void DgramRouter::reject(const char *why) {
+    bump(process_stats().datagrams_invalid);
+    OPTIREDUCE_LOG(debug, "datagram dropped: %s", why);
+}
+
+void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
+    const wire::Decoded dec = wire::decode(d);  // check 1: the header alone
+    std::lock_guard lock(mutex_);
+    if (fault_drop_ > 0 && fault_rng_.chance(fault_drop_)) {
+        bump(process_stats().datagrams_fault_dropped);
+        return;
+    }
+    if (!dec.header) return reject(wire::to_string(dec.error));
+    const wire::Header &h = *dec.header;
+    auto it = comms_.find({h.job_nonce, h.comm_id});  // check 2
+    if (it == comms_.end()) {
+        if (retired_.count({h.job_nonce, h.comm_id})) return bump(process_stats().datagrams_late);
+        return reject("job nonce or communicator id not served here");
+    }
+    Comm &c = it->second;
+    // Check 3. FI_SOURCE, where the provider resolves it, must name the rank the header claims.
+    if (h.src_rank >= static_cast<std::uint32_t>(c.size) || h.src_rank == static_cast<std::uint32_t>(c.rank) ||
+        (source != FI_ADDR_NOTAVAIL && source != c.peers[h.src_rank]))
+        return reject("source rank out of range, our own, or not the sending address");
+    dispatch(c, h, d);
+}
+
+// Check 5: which operation.
+void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d) {
+    auto op = c.open.find(h.seq);
+    if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes));
+    if (seq_before(h.seq, c.next_open)) return bump(process_stats().datagrams_late);
+    hold(c, h.seq, d);
+}
+
+void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d) {
+    // Held state is bounded twice: operations ahead and bytes. A rank that is that far behind
+    // loses those datagrams, which its deadline then treats like any other loss.
+    if (seq - c.next_open >= kHeldAheadOps || c.held_bytes + d.size() > kHeldBytesPerComm) {
+        bump(process_stats().datagrams_held_dropped);
+        return;
+    }
+    std::vector<std::byte> &buf = c.held[seq];
+    const auto len = static_cast<std::uint16_t>(d.size());
+    const std::size_t at = buf.size();
+    buf.resize(at + sizeof len + d.size());
+    std::memcpy(buf.data() + at, &len, sizeof len);
+    std::memcpy(buf.data() + at + sizeof len, d.data(), d.size());
+    c.held_bytes += d.size();
+    bump(process_stats().datagrams_held);
+}
+
+// Checks 4 and 6, then the copy into staging.
+void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload) {
+    const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
+    if (!op.open[p]) {
+        ++op.late;
+        bump(process_stats().datagrams_late);
+        return;
+    }
+    const std::size_t s = h.src_rank;
+    ChunkBitmap &map = op.map[p];
+    const std::size_t F = op.floats_per_datagram;
+    if (h.chunk >= map.chunks(s)) return reject("chunk index beyond the stream");
+    const std::size_t first = static_cast<std::size_t>(h.chunk) * F;
+    const std::size_t floats = std::min(F, op.length[p][s] - first);
+    if (payload.size() != floats * sizeof(float)) return reject("payload length is not the chunk's");
+    if (!map.set(s, h.chunk, (h.flags & wire::kTail) != 0)) {
+        ++op.duplicates;
+        bump(process_stats().datagrams_duplicate);
+        return;
+    }
+    std::memcpy(op.dest[p][s] + first, payload.data(), payload.size());
+    op.last_arrival[p] = Clock::now();
+    op.loss_hint[s] = h.loss_hint;
+    // Wake the owner only when its wait condition may have changed.
+    if (map.complete() || map.all_tails()) changed_.notify_all();
+}
+
+void DgramRouter::open_op(CommKey key, OpReceive *op) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return;
+    Comm &c = it->second;
+    c.open[op->seq] = op;
+    if (!seq_before(op->seq, c.next_open)) c.next_open = op->seq + 1;
+    auto held = c.held.find(op->seq);
+    if (held == c.held.end()) return;
+    // Replay what arrived early through the same checks as live datagrams.
+    const std::vector<std::byte> buf = std::move(held->second);
+    c.held.erase(held);
+    for (std::size_t at = 0; at + sizeof(std::uint16_t) <= buf.size();) {
+        std::uint16_t len;
+        std::memcpy(&len, buf.data() + at, sizeof len);
+        const std::span<const std::byte> d(buf.data() + at + sizeof len, len);
+        at += sizeof len + len;
+        c.held_bytes -= len;
+        const wire::Decoded dec = wire::decode(d);
+        if (dec.header) place(*op, *dec.header, d.subspan(wire::kHeaderBytes));
+    }
+}
+
+void DgramRouter::close_op(CommKey key, OpReceive *op) {
+    std::lock_guard lock(mutex_);
+    op->open[0] = op->open[1] = false;
+    auto it = comms_.find(key);
+    if (it != comms_.end()) it->second.open.erase(op->seq);
+}
+
+}  // namespace optireduce

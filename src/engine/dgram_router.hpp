@@ -1,0 +1,100 @@
+// The receive side of bounded mode: every datagram the progress thread drains comes here, is
+// checked in the order of docs/protocol.md ("Validation"), and is placed into the staging memory
+// of the operation it belongs to. No barrier anywhere: datagrams for an operation this rank has
+// not started yet are held (bounded), those for an operation it already closed are counted late
+// and dropped. Every drop is counted in the process stats (datagrams_*), and logged at debug
+// level with its reason. Nothing from the network is written anywhere before every check passed.
+#pragma once
+
+#include "engine/chunk_bitmap.hpp"
+#include "engine/fault_rng.hpp"
+#include "transport/wire_header.hpp"
+
+#include <rdma/fabric.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace optireduce {
+
+using Clock = std::chrono::steady_clock;
+
+// The receive state of one open operation. Written by the router under its mutex; the owning
+// operation reads it under the same mutex (or after closing the phase, without it).
+struct OpReceive {
+    std::uint32_t seq = 0;
+    std::size_t floats_per_datagram = 0;
+    // Per phase (index 0: reduce-scatter, 1: all-gather) and sender: where its stream lands and
+    // how long it is (floats).
+    std::vector<float *> dest[2];
+    std::vector<std::size_t> length[2];
+    ChunkBitmap map[2];
+    bool open[2] = {true, true};
+    Clock::time_point last_arrival[2]{};
+    std::vector<std::uint8_t> loss_hint;  // latest reported by each sender
+    std::uint64_t duplicates = 0;
+    std::uint64_t late = 0;  // datagrams for a phase already closed
+};
+
+class DgramRouter {
+public:
+    // Operations of a communicator held ahead of the one this rank has open, and their bytes.
+    static constexpr std::uint32_t kHeldAheadOps = 4;
+    static constexpr std::size_t kHeldBytesPerComm = 256u << 20;
+
+    struct CommKey {
+        std::uint64_t nonce;
+        std::uint32_t comm_id;
+        auto operator<=>(const CommKey &) const = default;
+    };
+
+    void add_comm(CommKey key, int rank, int size, std::vector<fi_addr_t> peers);
+    void remove_comm(CommKey key);
+
+    // The progress thread: one datagram, with the FI_SOURCE address when the provider gave one.
+    void on_datagram(std::span<const std::byte> d, fi_addr_t source);
+
+    // The operation's receive side: opens it (replaying what was held for it) / closes it
+    // entirely. Later datagrams for it are late.
+    void open_op(CommKey key, OpReceive *op);
+    void close_op(CommKey key, OpReceive *op);
+
+    // For operations waiting on their receive state.
+    std::mutex &mutex() { return mutex_; }
+    std::condition_variable &changed() { return changed_; }
+
+    void set_fault_drop(double p, std::uint64_t seed);
+
+private:
+    struct Comm {
+        int rank = 0, size = 0;
+        std::vector<fi_addr_t> peers;
+        std::uint32_t next_open = 0;  // lowest sequence not opened yet
+        std::map<std::uint32_t, OpReceive *> open;
+        std::map<std::uint32_t, std::vector<std::byte>> held;  // raw datagrams, length-prefixed
+        std::size_t held_bytes = 0;
+    };
+    void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d);
+    void place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload);
+    void hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d);
+    void reject(const char *why);
+
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::map<CommKey, Comm> comms_;
+    // Communicators freed here, so their stragglers' datagrams count as late, not invalid.
+    static constexpr std::size_t kRetiredKept = 1024;
+    std::set<CommKey> retired_;
+    double fault_drop_ = 0;
+    FaultRng fault_rng_;  // only the draining thread uses it
+};
+
+}  // namespace optireduce

@@ -1,0 +1,117 @@
+// One unreliable datagram (FI_EP_DGRAM) libfabric endpoint per process: the bounded channel
+// (DESIGN.md section 5). Owns fabric, domain, address vector, completion queue, endpoint (RAII)
+// and a pool of posted receive buffers that is kept full.
+//
+// Written for any datagram provider, not just udp: it honours max_msg_size, FI_MSG_PREFIX
+// (prefix bytes in front of every buffer), FI_MR_LOCAL (the receive pool is registered) and
+// FI_SOURCE (the sender's address comes with each completion, though the wire header's source
+// rank is what the receiver trusts after validation).
+//
+// Threading: opened with FI_THREAD_SAFE. Any thread may send; one thread at a time drains
+// (the progress thread, or a caller helping while it waits), which poll() serialises itself.
+#pragma once
+
+#include "transport/fabric.hpp"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace optireduce {
+
+class DgramEndpoint {
+public:
+    static constexpr std::size_t kNameSlot = 64;  // FI_NAME_MAX, as on the reliable channel
+
+    // Opens an endpoint on the named datagram provider ("udp", "efa", ...). On failure returns
+    // nullptr and a message in *error naming the provider and the libfabric error.
+    static std::unique_ptr<DgramEndpoint> open(const std::string &provider, std::string *error);
+    ~DgramEndpoint();
+    DgramEndpoint(const DgramEndpoint &) = delete;
+    DgramEndpoint &operator=(const DgramEndpoint &) = delete;
+
+    const std::string &provider() const { return provider_; }
+    const std::array<std::byte, kNameSlot> &name() const { return name_; }
+    // Largest datagram (header + payload) one send may carry.
+    std::size_t max_datagram() const { return max_datagram_; }
+    // Kernel receive buffer of the socket under a udp endpoint after we enlarged it (0: not a
+    // socket provider, or not found).
+    int socket_rcvbuf() const { return rcvbuf_; }
+
+    // Resolves peers from their kNameSlot-byte names (rank order), reusing known addresses.
+    bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
+                 std::string *error);
+
+    // Sends one datagram made of `header` then `payload` to `dest`. 0 on success, -FI_EAGAIN when
+    // the provider's queue is full (call again), another negative fi errno on failure. The bytes
+    // are copied before it returns, so the caller may reuse its buffers at once.
+    int send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload);
+
+    // Hands every datagram that has arrived to `sink` and reposts its buffer. Returns how many
+    // datagrams were handled (0: none waiting), or -1 if another thread is draining right now.
+    // `source` is the sender's address from FI_SOURCE, FI_ADDR_NOTAVAIL when the provider does
+    // not give one or the sender is not in the address vector.
+    using Sink = std::function<void(std::span<const std::byte> datagram, fi_addr_t source)>;
+    int poll(const Sink &sink);
+
+    // Blocks until a datagram may be waiting or timeout_ms passed (-1: no limit) or wake() was
+    // called. Uses the completion queue's wait fd when the provider has one, else sleeps.
+    void wait(int timeout_ms);
+    // Ends a wait() in progress (another thread needs the progress thread's attention).
+    void wake();
+
+private:
+    DgramEndpoint() = default;
+    bool post_receive(std::size_t slot);
+    void enlarge_socket_buffer();
+
+    std::string provider_;
+    FiInfoPtr info_;
+    // Members are destroyed bottom-up: endpoint, CQ, AV, registrations, domain, fabric, and only
+    // then the memory the registrations and posted receives point into.
+    std::vector<std::byte> rx_pool_;
+    std::vector<fi_context2> rx_ctx_;
+    std::vector<std::byte> tx_pool_;
+    // Sends larger than inject_limit_ go through a ring of slots, each busy until its completion
+    // comes back through poll().
+    struct TxSlot {
+        fi_context2 ctx;  // first: the completion hands back this address
+        bool busy = false;
+    };
+    std::vector<TxSlot> tx_slots_;
+    FiHandle<fid_fabric> fabric_;
+    FiHandle<fid_domain> domain_;
+    FiHandle<fid_mr> rx_mr_;
+    FiHandle<fid_mr> tx_mr_;
+    FiHandle<fid_av> av_;
+    FiHandle<fid_cq> cq_;
+    FiHandle<fid_ep> ep_;
+
+    std::array<std::byte, kNameSlot> name_{};
+    std::size_t max_datagram_ = 0;
+    std::size_t prefix_ = 0;        // FI_MSG_PREFIX bytes in front of every buffer
+    std::size_t inject_limit_ = 0;  // sends up to this size need no buffer of ours after return
+    std::size_t slot_bytes_ = 0;    // prefix + max datagram, rounded up
+    std::size_t rx_slots_ = 0;
+    bool mr_local_ = false;
+    bool has_source_ = false;       // FI_SOURCE granted: completions name the sender
+    std::mutex tx_mutex_;           // tx_slots_
+    std::size_t tx_next_ = 0;
+    std::mutex rx_mutex_;           // one drainer at a time
+    int wait_fd_ = -1;              // the CQ's, owned by libfabric
+    int wake_fd_ = -1;              // an eventfd, ours
+    int rcvbuf_ = 0;
+    std::map<std::string, fi_addr_t> known_peers_;
+};
+
+}  // namespace optireduce

@@ -1,0 +1,285 @@
+/* Bounded mode, checked for what it promises, with the library preloaded into this unmodified
+ * MPI program: usage `bounded_check CASE`, the faults set by the test through OPTIREDUCE_FAULT_*.
+ *
+ *   loss      every call returns within its deadline; the loss the library reports matches the
+ *             injected drop rate (binomial bound); identical inputs on every rank come back
+ *             exact whatever was lost (the estimators are exact there).
+ *   straggler one rank sleeps before some operations: the others finish each call within
+ *             deadline + slack, the late rank catches up, results already returned never change.
+ *   duplicate duplicated datagrams are recognised and never counted twice: every operation that
+ *             reports no loss is exact for inputs that differ per rank.
+ *   soak      10,000 operations with random loss leave the resident memory flat.
+ *   idle      a rank that waits outside MPI for 10 s uses (almost) no CPU.
+ *
+ * Prints "FAIL ..." lines for every violated check and "PASS <case>" at the end. */
+#include "optireduce/optireduce.h"
+
+#include <mpi.h>
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static int g_rank, g_size, g_failed;
+
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            printf("FAIL [rank %d] ", g_rank);             \
+            printf(__VA_ARGS__);                           \
+            printf("\n");                                  \
+            fflush(stdout);                                \
+            g_failed = 1;                                  \
+        }                                                  \
+    } while (0)
+
+static optireduce_stats_t stats(void) {
+    static int (*get)(optireduce_stats_t *);
+    if (!get) *(void **)&get = dlsym(RTLD_DEFAULT, "optireduce_get_stats");
+    optireduce_stats_t s;
+    memset(&s, 0, sizeof s);
+    if (get) get(&s);
+    else CHECK(0, "optireduce_get_stats not found: is the library preloaded?");
+    return s;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static double env_num(const char *name, double dflt) {
+    const char *v = getenv(name);
+    return v && *v ? atof(v) : dflt;
+}
+
+/* Same on every rank: the sum is exactly size * x whatever the engine lost and estimated. */
+static float same_value(size_t i, int op) { return (float)(((i * 7 + (size_t)op * 13) % 1000) - 500) / 64.0f; }
+/* Different per rank. */
+static float rank_value(size_t i, int op, int rank) { return same_value(i, op) + (float)(rank + 1) * 0.25f; }
+
+static int exact_for_identical(const float *out, size_t n, int op) {
+    for (size_t i = 0; i < n; ++i) {
+        const double want = (double)g_size * same_value(i, op);
+        if (fabs(out[i] - want) > 1e-5 * (fabs(want) + 1)) return 0;
+    }
+    return 1;
+}
+
+/* ---- loss ------------------------------------------------------------------------------------ */
+static void case_loss(void) {
+    const size_t n = 200003;
+    const int ops = 150;
+    const double p = env_num("OPTIREDUCE_FAULT_DROP", 0);
+    const double pinned = env_num("OPTIREDUCE_TIMEOUT_MS", 0);
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    optireduce_stats_t before = stats();
+    double worst = 0;
+    int inexact = 0;
+    for (int op = 0; op < ops; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = same_value(i, op);
+        const double t0 = now_ms();
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        const double t = now_ms() - t0;
+        if (op > 0 && t > worst) worst = t;  /* the first call also sets the communicator up */
+        inexact += !exact_for_identical(out, n, op);
+    }
+    optireduce_stats_t after = stats();
+    CHECK(inexact == 0, "%d of %d results differ from the exact sum of identical inputs", inexact, ops);
+    /* Two phases, each bounded by the pinned deadline, plus slack for a loaded 2-core host. */
+    if (pinned > 0) CHECK(worst <= 2 * pinned + 150, "slowest call %.1f ms > 2 x %.0f ms deadline + 150 ms", worst, pinned);
+    const double expected = (double)(after.entries_expected_rs - before.entries_expected_rs) +
+                            (double)(after.entries_expected_ag - before.entries_expected_ag);
+    const double lost = (double)(after.entries_lost_rs - before.entries_lost_rs) +
+                        (double)(after.entries_lost_ag - before.entries_lost_ag);
+    const double frac = expected > 0 ? lost / expected : 0;
+    /* Entries are lost a datagram (358 floats) at a time: binomial over datagrams, 5 sigma. Late
+     * datagrams can only add loss, so the upper bound gets a small allowance for them. */
+    const double datagrams = expected / 358.0;
+    const double sigma = sqrt(p * (1 - p) / datagrams);
+    CHECK(frac >= p - 5 * sigma && frac <= p + 5 * sigma + 0.005,
+          "reported loss %.5f outside the binomial bound of the injected %.3f (+-%.5f)", frac, p, 5 * sigma);
+    CHECK(after.datagrams_fault_dropped > before.datagrams_fault_dropped || p == 0, "no datagram was dropped");
+    printf("loss rank %d: injected %.3f reported %.5f (5 sigma %.5f), slowest call %.1f ms, dropped %llu, "
+           "phases: %llu complete %llu early %llu deadline\n",
+           g_rank, p, frac, 5 * sigma, worst, (unsigned long long)(after.datagrams_fault_dropped - before.datagrams_fault_dropped),
+           (unsigned long long)(after.phases_complete - before.phases_complete),
+           (unsigned long long)(after.phases_early_close - before.phases_early_close),
+           (unsigned long long)(after.phases_deadline - before.phases_deadline));
+    free(in);
+    free(out);
+}
+
+/* ---- straggler ------------------------------------------------------------------------------- */
+static void case_straggler(void) {
+    const size_t n = 100000;
+    const int ops = 40;
+    const int late_rank = (int)env_num("OPTIREDUCE_FAULT_DELAY_RANK", 1);
+    const double delay = env_num("OPTIREDUCE_FAULT_DELAY_MS", 0);
+    const double pinned = env_num("OPTIREDUCE_TIMEOUT_MS", 0);
+    enum { kKeep = 4 };
+    float *in = malloc(n * sizeof *in), *outs[kKeep], *copies[kKeep];
+    for (int k = 0; k < kKeep; ++k) {
+        outs[k] = malloc(n * sizeof(float));
+        copies[k] = malloc(n * sizeof(float));
+    }
+    optireduce_stats_t before = stats();
+    double worst = 0;
+    int changed = 0;
+    for (int op = 0; op < ops; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = rank_value(i, op, g_rank);
+        float *out = outs[op % kKeep];
+        const double t0 = now_ms();
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        const double t = now_ms() - t0;
+        if (op > 0 && g_rank != late_rank && t > worst) worst = t;
+        memcpy(copies[op % kKeep], out, n * sizeof(float));
+        /* Results of earlier calls, while late datagrams of theirs keep arriving: untouched. */
+        for (int k = 0; k < kKeep && k <= op; ++k)
+            changed += memcmp(outs[k], copies[k], n * sizeof(float)) != 0;
+    }
+    /* The late rank catches up: after a barrier, one more operation, everyone on time. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    optireduce_stats_t mid = stats();
+    for (size_t i = 0; i < n; ++i) in[i] = same_value(i, ops);
+    MPI_Allreduce(in, outs[0], (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    optireduce_stats_t after = stats();
+    CHECK(exact_for_identical(outs[0], n, ops), "the operation after the straggler caught up is wrong");
+    CHECK(changed == 0, "%d returned results changed after their call returned", changed);
+    if (g_rank != late_rank) {
+        CHECK(worst < delay, "an on-time rank waited %.1f ms, as long as the straggler's %.0f ms delay", worst, delay);
+        if (pinned > 0)
+            CHECK(worst <= 2 * pinned + 150, "slowest on-time call %.1f ms > 2 x %.0f ms + 150 ms", worst, pinned);
+        CHECK(mid.phases_deadline > before.phases_deadline, "never closed a phase at its deadline");
+    }
+    CHECK(after.engine_calls == mid.engine_calls + 1, "the catch-up call did not run in the engine");
+    printf("straggler rank %d: slowest on-time call %.1f ms (straggler delay %.0f ms), deadline closes %llu, "
+           "late datagrams %llu, held %llu\n",
+           g_rank, worst, delay, (unsigned long long)(mid.phases_deadline - before.phases_deadline),
+           (unsigned long long)(after.datagrams_late - before.datagrams_late),
+           (unsigned long long)(after.datagrams_held - before.datagrams_held));
+    for (int k = 0; k < kKeep; ++k) {
+        free(outs[k]);
+        free(copies[k]);
+    }
+    free(in);
+}
+
+/* ---- duplicate ------------------------------------------------------------------------------- */
+static void case_duplicate(void) {
+    const size_t n = 50000;
+    const int ops = 60;
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    optireduce_stats_t start = stats();
+    int lossless = 0, wrong = 0;
+    for (int op = 0; op < ops; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = rank_value(i, op, g_rank);
+        optireduce_stats_t b = stats();
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        optireduce_stats_t a = stats();
+        /* Any rank's loss can show in this rank's output (a peer's estimate of its shard). */
+        unsigned long long lost = (a.entries_lost_rs - b.entries_lost_rs) + (a.entries_lost_ag - b.entries_lost_ag);
+        MPI_Allreduce(MPI_IN_PLACE, &lost, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (lost == 0) {
+            ++lossless;
+            for (size_t i = 0; i < n; ++i) {
+                double want = 0;
+                for (int r = 0; r < g_size; ++r) want += rank_value(i, op, r);
+                if (fabs(out[i] - want) > 1e-5 * (fabs(want) + 1)) {
+                    ++wrong;
+                    break;
+                }
+            }
+        }
+    }
+    optireduce_stats_t end = stats();
+    CHECK(end.datagrams_duplicate > start.datagrams_duplicate, "no duplicate was recognised");
+    CHECK(wrong == 0, "%d operations without loss gave a wrong sum: a duplicate counted twice?", wrong);
+    CHECK(lossless >= ops / 2, "only %d of %d operations ran without loss", lossless, ops);
+    printf("duplicate rank %d: %llu duplicates dropped, %d of %d operations lossless and exact\n", g_rank,
+           (unsigned long long)(end.datagrams_duplicate - start.datagrams_duplicate), lossless, ops);
+    free(in);
+    free(out);
+}
+
+/* ---- soak ------------------------------------------------------------------------------------ */
+static long rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) kib = atol(line + 6);
+    if (f) fclose(f);
+    return kib;
+}
+
+static void case_soak(void) {
+    const size_t n = 16384; /* 64 KiB */
+    const int ops = (int)env_num("CHECK_SOAK_OPS", 10000);
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    for (size_t i = 0; i < n; ++i) in[i] = same_value(i, 0);
+    long at_1000 = 0;
+    int inexact = 0;
+    for (int op = 0; op < ops; ++op) {
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        if (op % 100 == 0) inexact += !exact_for_identical(out, n, 0);
+        if (op == 1000) at_1000 = rss_kib();
+    }
+    const long at_end = rss_kib();
+    optireduce_stats_t s = stats();
+    CHECK(inexact == 0, "%d sampled results wrong", inexact);
+    CHECK(at_end - at_1000 <= 2048, "resident memory grew by %ld KiB between operation 1000 and %d", at_end - at_1000, ops);
+    CHECK(s.datagrams_fault_dropped > 0, "no loss was injected");
+    printf("soak rank %d: %d operations, VmRSS %ld KiB after 1000, %ld KiB after %d (growth %ld KiB), "
+           "entries lost %.4f%%\n",
+           g_rank, ops, at_1000, at_end, ops, at_end - at_1000,
+           100.0 * (double)(s.entries_lost_rs + s.entries_lost_ag) / (double)(s.entries_expected_rs + s.entries_expected_ag));
+    free(in);
+    free(out);
+}
+
+/* ---- idle ------------------------------------------------------------------------------------ */
+static double cpu_s(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u); /* every thread of the process, the progress thread included */
+    return (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + (double)u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
+}
+
+static void case_idle(void) {
+    const size_t n = 100000;
+    float *in = calloc(n, sizeof *in), *out = malloc(n * sizeof *out);
+    MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    const double c0 = cpu_s();
+    sleep(10); /* outside MPI: only the library's own threads could run */
+    const double used = cpu_s() - c0;
+    CHECK(used < 0.05, "an idle rank used %.3f s of CPU in 10 s", used);
+    CHECK(stats().bounded_calls == 1, "the call did not run in bounded mode");
+    printf("idle rank %d: %.4f s CPU in 10 s outside MPI\n", g_rank, used);
+    MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    free(in);
+    free(out);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    const char *which = argc > 1 ? argv[1] : "";
+    if (strcmp(which, "loss") == 0) case_loss();
+    else if (strcmp(which, "straggler") == 0) case_straggler();
+    else if (strcmp(which, "duplicate") == 0) case_duplicate();
+    else if (strcmp(which, "soak") == 0) case_soak();
+    else if (strcmp(which, "idle") == 0) case_idle();
+    else CHECK(0, "unknown case '%s' (loss, straggler, duplicate, soak, idle)", which);
+    int failed = g_failed;
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (g_rank == 0 && !failed) printf("PASS %s\n", which);
+    MPI_Finalize();
+    return failed;
+}

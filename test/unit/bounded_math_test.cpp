@@ -1,0 +1,95 @@
+// The pure pieces of bounded mode: the loss bitmap, the estimators and the send pacer.
+#include "codec/estimators.hpp"
+#include "engine/chunk_bitmap.hpp"
+#include "engine/send_pacer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace optireduce {
+namespace {
+
+TEST(ChunkBitmap, CountsArrivalsRejectsDuplicatesAndTracksTails) {
+    ChunkBitmap m;
+    const std::vector<std::uint32_t> chunks{3, 0, 70};  // rank 1 is us
+    m.reset(chunks);
+    EXPECT_EQ(m.expected(), 73u);
+    EXPECT_FALSE(m.complete());
+    EXPECT_FALSE(m.all_tails());
+    EXPECT_TRUE(m.set(0, 2, true));
+    EXPECT_FALSE(m.set(0, 2, true));  // duplicate
+    EXPECT_TRUE(m.test(0, 2));
+    EXPECT_FALSE(m.test(0, 1));
+    EXPECT_EQ(m.expected_from_heard(), 3u);  // only sender 0 heard yet
+    for (std::uint32_t c = 0; c < 70; ++c) EXPECT_TRUE(m.set(2, c, c == 69));
+    EXPECT_TRUE(m.all_tails());
+    EXPECT_FALSE(m.complete());
+    EXPECT_EQ(m.received(0), 1u);
+    EXPECT_TRUE(m.set(0, 0, false));
+    EXPECT_TRUE(m.set(0, 1, false));
+    EXPECT_TRUE(m.complete());
+    EXPECT_EQ(m.received_total(), 73u);
+    // Bits of one sender never alias another's (sender 2 starts at bit 3, across a word).
+    m.reset(chunks);
+    EXPECT_TRUE(m.set(2, 0, false));
+    EXPECT_FALSE(m.test(0, 0));
+    EXPECT_FALSE(m.test(0, 2));
+}
+
+TEST(Estimators, RescaledPartialSumIsUnbiasedForEqualContributions) {
+    // 3 of 4 ranks contributed 2.5 each: the estimate of the 4-rank sum is exact.
+    std::vector<float> sum(10, 7.5f);
+    rescale_partial_sum(sum.data(), sum.size(), 3, 4);
+    for (float v : sum) EXPECT_FLOAT_EQ(v, 10.0f);
+    std::vector<float> full(4, 1.0f);
+    rescale_partial_sum(full.data(), full.size(), 4, 4);  // nothing lost: untouched
+    for (float v : full) EXPECT_EQ(v, 1.0f);
+}
+
+// Over every subset of contributors, each equally likely to be lost, the mean of the rescaled
+// estimates equals the true sum (the unbiasedness the estimator promises).
+TEST(Estimators, RescalingIsUnbiasedOverRandomLossOfOneContributor) {
+    const std::vector<float> x{1.0f, -4.0f, 2.5f, 8.0f};
+    const float truth = 7.5f;
+    double mean = 0;
+    for (std::size_t lost = 0; lost < x.size(); ++lost) {
+        float s = 0;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (i != lost) s += x[i];
+        rescale_partial_sum(&s, 1, 3, 4);
+        mean += s / 4.0;
+    }
+    EXPECT_NEAR(mean, truth, 1e-5);
+}
+
+TEST(Estimators, FillFromOwnScalesByRanks) {
+    const std::vector<float> own{1.0f, -2.0f, 0.5f};
+    std::vector<float> dst(3);
+    fill_from_own(own.data(), dst.data(), dst.size(), 4);
+    EXPECT_EQ(dst, (std::vector<float>{4.0f, -8.0f, 2.0f}));
+}
+
+TEST(SendPacer, BacksOffOnReportedLossAndRecoversToUnpaced) {
+    SendPacer p(3);
+    EXPECT_EQ(p.rate(1), 0);  // unpaced at first
+    p.update(1, 0.0, 0.001, 1e9);
+    EXPECT_EQ(p.rate(1), 0);
+    p.update(1, 0.05, 0.001, 1e9);
+    EXPECT_DOUBLE_EQ(p.rate(1), 0.7e9);
+    EXPECT_EQ(p.rate(2), 0);  // per destination
+    p.update(1, 0.05, 0.001, 0.7e9);
+    EXPECT_DOUBLE_EQ(p.rate(1), 0.49e9);
+    int clean = 0;
+    while (p.rate(1) > 0 && clean < 100) {
+        p.update(1, 0.0, 0.001, 0.49e9);
+        ++clean;
+    }
+    EXPECT_EQ(p.rate(1), 0);
+    EXPECT_LT(clean, 20);
+    for (int i = 0; i < 100; ++i) p.update(2, 1.0, 0.001, 1e3);
+    EXPECT_DOUBLE_EQ(p.rate(2), SendPacer::kFloorBytesPerS);
+}
+
+}  // namespace
+}  // namespace optireduce

@@ -1,0 +1,105 @@
+// The adaptive deadline: calibration, reaction to a slower and a faster network, the loss
+// budget, clamps, pinning, and that silent senders (stragglers) do not drag the deadline up.
+#include "engine/deadline_controller.hpp"
+
+#include <gtest/gtest.h>
+
+namespace optireduce {
+namespace {
+
+constexpr std::size_t kBytes = 1 << 20;
+
+PhaseOutcome complete_after(double ms) { return {ms, ms, 100, 100}; }
+
+DeadlineController calibrated(double ms, DeadlineSettings s = {}) {
+    DeadlineController c(s);
+    for (int i = 0; i < 20; ++i) c.observe(kBytes, 1, complete_after(ms));
+    return c;
+}
+
+TEST(DeadlineController, MaxWhileCalibratingThenNearTheObservedTime) {
+    DeadlineController c(DeadlineSettings{0.001, 0.5, 1000, 0});
+    for (int i = 0; i < DeadlineController::kCalibrationOps; ++i) {
+        EXPECT_EQ(c.deadline_ms(kBytes, 1), 1000);
+        c.observe(kBytes, 1, complete_after(10));
+    }
+    const double d = c.deadline_ms(kBytes, 1);
+    EXPECT_GT(d, 10);
+    EXPECT_LT(d, 100);
+    // Many steady operations: the deviation decays and the deadline approaches the mean.
+    const DeadlineController steady = calibrated(10);
+    EXPECT_GT(steady.deadline_ms(kBytes, 1), 10);
+    EXPECT_LT(steady.deadline_ms(kBytes, 1), 15);
+}
+
+TEST(DeadlineController, SizeClassesAndPhasesAreIndependent) {
+    DeadlineController c = calibrated(10);
+    EXPECT_EQ(c.deadline_ms(kBytes, 2), 1000);
+    EXPECT_EQ(c.deadline_ms(kBytes * 4, 1), 1000);
+    EXPECT_LT(c.deadline_ms(kBytes + 1000, 1), 1000);  // same power of two
+}
+
+// A link that gets 4x slower: phases hit the deadline with part of the data; within a few
+// operations the deadline has grown past the new completion time.
+TEST(DeadlineController, ReactsWithinAFewOperationsWhenTheNetworkSlowsDown) {
+    DeadlineController c = calibrated(10);
+    int ops = 0;
+    while (c.deadline_ms(kBytes, 1) < 40 && ops < 20) {
+        const double d = c.deadline_ms(kBytes, 1);
+        const auto received = static_cast<std::uint64_t>(100 * d / 40);  // at the new rate
+        c.observe(kBytes, 1, {d, d, 100, received});
+        ++ops;
+    }
+    EXPECT_LE(ops, 5) << "deadline " << c.deadline_ms(kBytes, 1);
+}
+
+TEST(DeadlineController, ReactsWithinAFewOperationsWhenTheNetworkSpeedsUp) {
+    DeadlineController c = calibrated(40);
+    int ops = 0;
+    while (c.deadline_ms(kBytes, 1) > 20 && ops < 30) {
+        c.observe(kBytes, 1, complete_after(10));
+        ++ops;
+    }
+    EXPECT_LE(ops, 10) << "deadline " << c.deadline_ms(kBytes, 1);
+}
+
+TEST(DeadlineController, LossAboveTheTargetWidensAndBelowItNarrows) {
+    DeadlineController c = calibrated(10);
+    const double before = c.deadline_ms(kBytes, 1);
+    // Completion times unchanged, but 5% of the data missed the deadline: widen.
+    c.observe(kBytes, 1, {10, 10, 100, 95});
+    const double widened = c.deadline_ms(kBytes, 1);
+    EXPECT_GT(widened, before * 1.3);
+    for (int i = 0; i < 100; ++i) c.observe(kBytes, 1, complete_after(10));
+    EXPECT_LT(c.deadline_ms(kBytes, 1), widened);
+}
+
+// A rank that sent nothing (paused) is not counted: its phase's heard senders all completed,
+// so the deadline stays where it was instead of growing to wait for stragglers.
+TEST(DeadlineController, SilentSendersDoNotWidenTheDeadline) {
+    DeadlineController c = calibrated(10);
+    const double before = c.deadline_ms(kBytes, 1);
+    for (int i = 0; i < 10; ++i) c.observe(kBytes, 1, {before, 10, 75, 75});  // 1 of 4 silent
+    EXPECT_NEAR(c.deadline_ms(kBytes, 1), before, before * 0.05);
+    c.observe(kBytes, 1, {before, 0, 0, 0});  // everyone silent: nothing learnt
+    EXPECT_NEAR(c.deadline_ms(kBytes, 1), before, before * 0.05);
+}
+
+TEST(DeadlineController, ClampsAndPinning) {
+    DeadlineController lo = calibrated(0.01, DeadlineSettings{0.001, 2, 1000, 0});
+    EXPECT_EQ(lo.deadline_ms(kBytes, 1), 2);
+    DeadlineController hi = calibrated(5000, DeadlineSettings{0.001, 2, 1000, 0});
+    EXPECT_EQ(hi.deadline_ms(kBytes, 1), 1000);
+    DeadlineController pinned = calibrated(10, DeadlineSettings{0.001, 2, 1000, 25});
+    EXPECT_EQ(pinned.deadline_ms(kBytes, 1), 25);
+    EXPECT_EQ(DeadlineController(DeadlineSettings{0.001, 2, 1000, 25}).deadline_ms(kBytes, 2), 25);
+}
+
+TEST(DeadlineController, QuietWindowIsAFractionOfTheExpectedTime) {
+    const DeadlineController c = calibrated(10);
+    EXPECT_NEAR(c.quiet_ms(kBytes, 1), 1.0, 0.1);
+    EXPECT_NEAR(c.expected_ms(kBytes, 1), 10, 0.5);
+}
+
+}  // namespace
+}  // namespace optireduce
