@@ -213,10 +213,14 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
     const ChunkBitmap &map = rx_.map[phase];
     // The waiting thread drains the endpoint itself: it is on a core already, while the progress
     // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
-    // longer than a whole deadline. The progress thread only covers the time outside the call.
-    const bool oversubscribed = context().oversubscribed;
+    // longer than a whole deadline. It spins while datagrams keep coming; after kSpin without
+    // any (at once when the node is oversubscribed) it sleeps in the completion queue's wait fd,
+    // so waiting ranks leave the cores to the ranks and the kernel that move the data.
+    constexpr auto kSpin = std::chrono::microseconds(200);
+    const auto spin = context().oversubscribed ? std::chrono::microseconds(0) : kSpin;
+    DgramEndpoint &ep = *b_.channel->endpoint;
     Close how;
-    Clock::time_point now;
+    Clock::time_point now, last_event = Clock::now();
     std::unique_lock lock(router_.mutex());
     for (;;) {
         now = Clock::now();
@@ -230,8 +234,8 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
         }
         Clock::time_point wake = deadline;
         if (map.all_tails()) {
-            // Every sender's last datagram is here, so the rest of what is missing was lost, not
-            // late: once the link has been quiet a while, waiting longer buys nothing.
+            // Every sender's last datagrams are here, so the rest of what is missing was lost,
+            // not late: once the link has been quiet a while, waiting longer buys nothing.
             const Clock::time_point quiet_until = after_ms(rx_.last_arrival[phase], quiet_ms);
             if (now >= quiet_until) {
                 how = Close::early;
@@ -242,14 +246,19 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
         lock.unlock();
         const int got = drain();
         if (got < 0) {
-            // The progress thread is draining: it will notify when the condition may change.
+            // The progress thread is draining: it notifies when the condition may have changed.
             lock.lock();
             router_.changed().wait_until(lock, std::min(wake, Clock::now() + std::chrono::microseconds(200)));
             continue;
         }
-        // Nothing arrived: with a core per rank keep polling; oversubscribed, let the peer we
-        // wait for have this core.
-        if (got == 0 && oversubscribed) std::this_thread::yield();
+        if (got > 0) {
+            last_event = Clock::now();
+        } else if (Clock::now() - last_event >= spin) {
+            // At most 1 ms at a time: poll(2) counts in milliseconds, and the deadline or the
+            // quiet time may come before a datagram does.
+            const double left_ms = std::chrono::duration<double, std::milli>(wake - Clock::now()).count();
+            ep.wait(left_ms >= 1 ? 1 : 0);
+        }
         lock.lock();
     }
     rx_.open[phase] = false;  // from here on the router counts this phase's datagrams as late
