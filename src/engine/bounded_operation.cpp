@@ -90,7 +90,12 @@ std::string BoundedOperation::run() {
         ~Closer() { r.close_op(k, op); }
     } closer{router_, b_.key, &rx_};
 
+    // What arrived just too late for earlier operations steers this one's deadline.
+    for (const NearMisses &m : router_.take_near_misses(b_.key))
+        for (int p = 0; p < 2; ++p) b_.deadlines.observe_near_misses(m.bytes, p + 1, m.count[p], m.expected[p]);
+
     const Clock::time_point start1 = Clock::now();
+    rx_.bytes = bytes;
     router_.open_op(b_.key, &rx_);
     const Clock::time_point deadline1 = after_ms(start1, b_.deadlines.deadline_ms(bytes, 1));
     // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
@@ -262,6 +267,8 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
         lock.lock();
     }
     rx_.open[phase] = false;  // from here on the router counts this phase's datagrams as late
+    rx_.closed_at[phase] = now;
+    rx_.near_window[phase] = deadline - start;
     phase_ms_[phase] = ms_between(start, now);
     last_arrival_ms_[phase] = rx_.last_arrival[phase] > start ? ms_between(start, rx_.last_arrival[phase]) : 0;
     return how;

@@ -64,3 +64,15 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
 }
 
 }  // namespace optireduce
+
+namespace optireduce {
+
+void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::uint64_t near,
+                                             std::uint64_t expected) {
+    auto it = states_.find({size_class(bytes), phase});
+    if (it == states_.end() || expected == 0) return;
+    if (static_cast<double>(near) / static_cast<double>(expected) > s_.target_loss)
+        it->second.multiple = std::min(it->second.multiple * kWiden, kMaxMultiple);
+}
+
+}  // namespace optireduce

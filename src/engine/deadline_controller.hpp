@@ -52,6 +52,10 @@ public:
     // Silence after which a phase whose every sender's tail arrived closes early.
     double quiet_ms(std::size_t bytes, int phase) const;
     void observe(std::size_t bytes, int phase, const PhaseOutcome &o);
+    // Datagrams of a closed phase that arrived just after its deadline (within one more
+    // deadline): the deadline was a little short. This is the only loss signal when a stream is
+    // a single datagram, whose sender looks silent at the deadline.
+    void observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected);
 
     static int size_class(std::size_t bytes);  // log2 bucket
 

@@ -67,8 +67,30 @@ void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
 void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d) {
     auto op = c.open.find(h.seq);
     if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes));
-    if (seq_before(h.seq, c.next_open)) return bump(process_stats().datagrams_late);
+    if (seq_before(h.seq, c.next_open)) return count_late(c, h);
     hold(c, h.seq, d);
+}
+
+void DgramRouter::count_late(Comm &c, const wire::Header &h) {
+    bump(process_stats().datagrams_late);
+    auto &k = c.closed[h.seq % c.closed.size()];
+    if (!k.valid || k.seq != h.seq) return;
+    const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
+    if (Clock::now() - k.closed_at[p] <= k.near_window[p]) ++k.misses.count[p];
+}
+
+std::vector<NearMisses> DgramRouter::take_near_misses(CommKey key) {
+    std::lock_guard lock(mutex_);
+    std::vector<NearMisses> out;
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return out;
+    for (auto &k : it->second.closed) {
+        // Reported once, after its near window has passed (later ones are not near misses).
+        if (!k.valid || k.reported || Clock::now() - k.closed_at[1] <= k.near_window[1]) continue;
+        k.reported = true;
+        if (k.misses.count[0] || k.misses.count[1]) out.push_back(k.misses);
+    }
+    return out;
 }
 
 void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d) {
@@ -94,6 +116,7 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     if (!op.open[p]) {
         ++op.late;
         bump(process_stats().datagrams_late);
+        if (Clock::now() - op.closed_at[p] <= op.near_window[p]) ++op.near_misses[p];
         return;
     }
     const std::size_t s = h.src_rank;
@@ -142,7 +165,20 @@ void DgramRouter::close_op(CommKey key, OpReceive *op) {
     std::lock_guard lock(mutex_);
     op->open[0] = op->open[1] = false;
     auto it = comms_.find(key);
-    if (it != comms_.end()) it->second.open.erase(op->seq);
+    if (it == comms_.end()) return;
+    Comm &c = it->second;
+    c.open.erase(op->seq);
+    auto &k = c.closed[op->seq % c.closed.size()];
+    k = {};
+    k.seq = op->seq;
+    k.valid = true;
+    k.misses.bytes = op->bytes;
+    for (int p = 0; p < 2; ++p) {
+        k.closed_at[p] = op->closed_at[p];
+        k.near_window[p] = op->near_window[p];
+        k.misses.expected[p] = op->map[p].expected();
+        k.misses.count[p] = op->near_misses[p];  // e.g. phase 1's, while phase 2 ran
+    }
 }
 
 }  // namespace optireduce

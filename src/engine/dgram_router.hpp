@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <map>
 #include <mutex>
 #include <set>
@@ -42,6 +43,20 @@ struct OpReceive {
     std::vector<std::uint8_t> loss_hint;  // latest reported by each sender
     std::uint64_t duplicates = 0;
     std::uint64_t late = 0;  // datagrams for a phase already closed
+    // Set by the owner when it closes a phase: datagrams that arrive within `near_window` after
+    // `closed_at` are near misses, a sign the deadline was a little short. A straggler's arrive
+    // much later and do not count.
+    Clock::time_point closed_at[2]{};
+    Clock::duration near_window[2]{};
+    std::uint64_t near_misses[2] = {0, 0};
+    std::size_t bytes = 0;  // the operation's size, for the deadline controller
+};
+
+// Near misses of a closed operation, reported back to the deadline controller.
+struct NearMisses {
+    std::size_t bytes = 0;
+    std::uint64_t expected[2] = {0, 0};  // chunks of each phase
+    std::uint64_t count[2] = {0, 0};
 };
 
 class DgramRouter {
@@ -66,6 +81,8 @@ public:
     // entirely. Later datagrams for it are late.
     void open_op(CommKey key, OpReceive *op);
     void close_op(CommKey key, OpReceive *op);
+    // Near misses of operations closed since the last call, then forgotten.
+    std::vector<NearMisses> take_near_misses(CommKey key);
 
     // For operations waiting on their receive state.
     std::mutex &mutex() { return mutex_; }
@@ -81,7 +98,17 @@ private:
         std::map<std::uint32_t, OpReceive *> open;
         std::map<std::uint32_t, std::vector<std::byte>> held;  // raw datagrams, length-prefixed
         std::size_t held_bytes = 0;
+        // Recently closed operations, by sequence modulo the ring, for near-miss accounting.
+        struct Closed {
+            std::uint32_t seq = 0;
+            bool valid = false, reported = false;
+            Clock::time_point closed_at[2]{};
+            Clock::duration near_window[2]{};
+            NearMisses misses;
+        };
+        std::array<Closed, 8> closed;
     };
+    void count_late(Comm &c, const wire::Header &h);
     void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d);
     void place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload);
     void hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d);

@@ -103,3 +103,19 @@ TEST(DeadlineController, QuietWindowIsAFractionOfTheExpectedTime) {
 
 }  // namespace
 }  // namespace optireduce
+
+namespace optireduce {
+namespace {
+// Single-datagram streams: a late sender looks silent at the deadline, so only its datagrams
+// arriving just after the close tell the controller to widen.
+TEST(DeadlineController, NearMissesWiden) {
+    DeadlineController c = calibrated(1);
+    const double before = c.deadline_ms(kBytes, 1);
+    c.observe_near_misses(kBytes, 1, 1, 3);
+    EXPECT_GT(c.deadline_ms(kBytes, 1), before * 1.3);
+    const double widened = c.deadline_ms(kBytes, 1);
+    c.observe_near_misses(kBytes, 1, 0, 3);
+    EXPECT_EQ(c.deadline_ms(kBytes, 1), widened);
+}
+}  // namespace
+}  // namespace optireduce
