@@ -103,7 +103,7 @@ std::string BoundedOperation::run() {
     const double send_limit_ms = std::max(context().config.timeout_max_ms, context().config.timeout_ms);
     if (std::string e = send_phase(0, after_ms(start1, send_limit_ms)); !e.empty()) return e;
     const Close close1 = wait_phase(0, start1, deadline1, b_.deadlines.quiet_ms(bytes, 1));
-    finish_phase(0, close1, start1);
+    finish_phase(0, close1);
     reduce_own_shard();
 
     const Clock::time_point start2 = Clock::now();
@@ -111,7 +111,7 @@ std::string BoundedOperation::run() {
     if (std::string e = send_phase(1, after_ms(start2, send_limit_ms)); !e.empty()) return e;
     const Close close2 = wait_phase(1, start2, deadline2, b_.deadlines.quiet_ms(bytes, 2));
     router_.close_op(b_.key, &rx_);
-    finish_phase(1, close2, start2);
+    finish_phase(1, close2);
     fill_and_copy_out();
     learn();
     return {};
@@ -297,7 +297,7 @@ void BoundedOperation::reduce_own_shard() {
     }
 }
 
-void BoundedOperation::finish_phase(int phase, Close how, Clock::time_point) {
+void BoundedOperation::finish_phase(int phase, Close how) {
     ProcessStats &ps = process_stats();
     const ChunkBitmap &map = rx_.map[phase];
     const std::size_t F = b_.floats_per_datagram;

@@ -42,7 +42,7 @@ private:
     int drain();  // DgramEndpoint::poll into the router
     Close wait_phase(int phase, Clock::time_point start, Clock::time_point deadline, double quiet_ms);
     void reduce_own_shard();
-    void finish_phase(int phase, Close how, Clock::time_point start);
+    void finish_phase(int phase, Close how);
     void fill_and_copy_out();
     void learn();
 

@@ -167,7 +167,7 @@ void DgramRouter::close_op(CommKey key, OpReceive *op) {
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
     Comm &c = it->second;
-    c.open.erase(op->seq);
+    if (c.open.erase(op->seq) == 0) return;  // closed already (the owner's guard runs again)
     auto &k = c.closed[op->seq % c.closed.size()];
     k = {};
     k.seq = op->seq;

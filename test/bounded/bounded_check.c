@@ -10,6 +10,8 @@
  *             reports no loss is exact for inputs that differ per rank.
  *   soak      10,000 operations with random loss leave the resident memory flat.
  *   idle      a rank that waits outside MPI for 10 s uses (almost) no CPU.
+ *   timeline  not a check: rank 0 prints one line per operation (time, latency, entries lost,
+ *             phases closed at the deadline), for scripts/cloud-rate-change.sh.
  *
  * Prints "FAIL ..." lines for every violated check and "PASS <case>" at the end. */
 #include "optireduce/optireduce.h"
@@ -266,6 +268,31 @@ static void case_idle(void) {
     free(out);
 }
 
+/* ---- timeline (a measurement, no checks) ----------------------------------------------------- */
+static void case_timeline(void) {
+    const size_t n = (size_t)env_num("CHECK_TIMELINE_FLOATS", 262144);
+    const int ops = (int)env_num("CHECK_TIMELINE_OPS", 600);
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    for (size_t i = 0; i < n; ++i) in[i] = same_value(i, 0);
+    const double start = now_ms();
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    if (g_rank == 0) printf("timeline start_epoch_s %.3f\n", wall.tv_sec + wall.tv_nsec / 1e9);
+    for (int op = 0; op < ops; ++op) {
+        optireduce_stats_t b = stats();
+        const double t0 = now_ms();
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        const double t = now_ms() - t0;
+        optireduce_stats_t a = stats();
+        if (g_rank == 0)
+            printf("timeline %d %.1f %.3f %llu %llu\n", op, t0 - start, t,
+                   (unsigned long long)((a.entries_lost_rs - b.entries_lost_rs) + (a.entries_lost_ag - b.entries_lost_ag)),
+                   (unsigned long long)(a.phases_deadline - b.phases_deadline));
+    }
+    free(in);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -276,6 +303,7 @@ int main(int argc, char **argv) {
     else if (strcmp(which, "duplicate") == 0) case_duplicate();
     else if (strcmp(which, "soak") == 0) case_soak();
     else if (strcmp(which, "idle") == 0) case_idle();
+    else if (strcmp(which, "timeline") == 0) case_timeline();
     else CHECK(0, "unknown case '%s' (loss, straggler, duplicate, soak, idle)", which);
     int failed = g_failed;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -44,7 +44,7 @@ void fabric(const FabricFacts &f, std::ostream &os) {
         os << "  " << std::left << std::setw(int(w)) << p.name << std::setw(7) << p.ep_type
            << size_text(p.max_msg_size) << "\n";
 
-    os << "  engine's choice (OPTIREDUCE_PROVIDER=" << f.knob << "):\n";
+    os << "  engine's choice for exact mode (OPTIREDUCE_PROVIDER=" << f.knob << "):\n";
     auto wc = width(f.choices, [](const ProviderChoice &c) { return c.when; }, 0);
     auto wp = width(f.choices, [](const ProviderChoice &c) { return c.provider; }, 0);
     for (const auto &c : f.choices)
