@@ -189,26 +189,7 @@ bool DgramEndpoint::post_receive(std::size_t slot) {
 
 bool DgramEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
                             std::string *error) {
-    out.assign(static_cast<std::size_t>(count), FI_ADDR_NOTAVAIL);
-    for (int i = 0; i < count; ++i) {
-        const std::byte *slot = names.data() + static_cast<std::size_t>(i) * kNameSlot;
-        std::string key(reinterpret_cast<const char *>(slot), kNameSlot);
-        auto it = known_peers_.find(key);
-        if (it != known_peers_.end()) {
-            out[static_cast<std::size_t>(i)] = it->second;
-            continue;
-        }
-        fi_addr_t addr = FI_ADDR_NOTAVAIL;
-        const int rc = fi_av_insert(av_.get(), slot, 1, &addr, 0, nullptr);
-        if (rc != 1 || addr == FI_ADDR_NOTAVAIL) {
-            *error = "datagram provider '" + provider_ + "': " +
-                     fi_error_text("fi_av_insert of a peer address failed", rc < 0 ? rc : -FI_EINVAL);
-            return false;
-        }
-        known_peers_.emplace(std::move(key), addr);
-        out[static_cast<std::size_t>(i)] = addr;
-    }
-    return true;
+    return peers_.resolve(av_.get(), provider_, names, count, out, error);
 }
 
 int DgramEndpoint::send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) {

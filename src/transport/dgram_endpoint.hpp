@@ -12,6 +12,7 @@
 #pragma once
 
 #include "transport/fabric.hpp"
+#include "transport/peer_addresses.hpp"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -31,7 +32,7 @@ namespace optireduce {
 
 class DgramEndpoint {
 public:
-    static constexpr std::size_t kNameSlot = 64;  // FI_NAME_MAX, as on the reliable channel
+    static constexpr std::size_t kNameSlot = kAddressSlot;
 
     // Opens an endpoint on the named datagram provider ("udp", "efa", ...). On failure returns
     // nullptr and a message in *error naming the provider and the libfabric error.
@@ -111,7 +112,7 @@ private:
     int wait_fd_ = -1;              // the CQ's, owned by libfabric
     int wake_fd_ = -1;              // an eventfd, ours
     int rcvbuf_ = 0;
-    std::map<std::string, fi_addr_t> known_peers_;
+    PeerAddresses peers_;
 };
 
 }  // namespace optireduce

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "transport/fabric.hpp"
+#include "transport/peer_addresses.hpp"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -56,7 +57,7 @@ private:
 
 class RdmEndpoint {
 public:
-    static constexpr std::size_t kNameSlot = 64;  // FI_NAME_MAX: shm names are variable length
+    static constexpr std::size_t kNameSlot = kAddressSlot;
 
     // Opens an endpoint on the named provider ("shm", "tcp;ofi_rxm", ...). On failure returns
     // nullptr and a message in *error that names the provider and the libfabric error.
@@ -107,7 +108,7 @@ private:
     std::array<std::byte, kNameSlot> name_{};
     std::size_t max_msg_size_ = 0;
     bool mr_local_ = false;
-    std::map<std::string, fi_addr_t> known_peers_;
+    PeerAddresses peers_;
 
     std::mutex mutex_;
     std::vector<Progressable *> active_;
