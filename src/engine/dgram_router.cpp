@@ -114,7 +114,6 @@ void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d)
 void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload) {
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
     if (!op.open[p]) {
-        ++op.late;
         bump(process_stats().datagrams_late);
         if (Clock::now() - op.closed_at[p] <= op.near_window[p]) ++op.near_misses[p];
         return;
@@ -127,7 +126,6 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     const std::size_t floats = std::min(F, op.length[p][s] - first);
     if (payload.size() != floats * sizeof(float)) return reject("payload length is not the chunk's");
     if (!map.set(s, h.chunk, (h.flags & wire::kTail) != 0)) {
-        ++op.duplicates;
         bump(process_stats().datagrams_duplicate);
         return;
     }

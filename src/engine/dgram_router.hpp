@@ -41,8 +41,6 @@ struct OpReceive {
     bool open[2] = {true, true};
     Clock::time_point last_arrival[2]{};
     std::vector<std::uint8_t> loss_hint;  // latest reported by each sender
-    std::uint64_t duplicates = 0;
-    std::uint64_t late = 0;  // datagrams for a phase already closed
     // Set by the owner when it closes a phase: datagrams that arrive within `near_window` after
     // `closed_at` are near misses, a sign the deadline was a little short. A straggler's arrive
     // much later and do not count.

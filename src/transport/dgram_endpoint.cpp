@@ -114,6 +114,7 @@ std::unique_ptr<DgramEndpoint> DgramEndpoint::open(const std::string &provider, 
     self->rx_ctx_.resize(self->rx_slots_);
     self->tx_pool_.resize(tx_slots * self->slot_bytes_);
     self->tx_slots_.resize(tx_slots);
+    self->inject_copy_.resize(self->slot_bytes_);
     if (self->mr_local_) {
         if ((rc = fi_mr_reg(self->domain_.get(), self->rx_pool_.data(), self->rx_pool_.size(), FI_RECV, 0, 0, 0,
                             self->rx_mr_.out(), nullptr)))
@@ -200,10 +201,8 @@ int DgramEndpoint::send(fi_addr_t dest, std::span<const std::byte> header, std::
     std::lock_guard lock(tx_mutex_);
     std::byte *buf;
     TxSlot *slot = nullptr;
-    thread_local std::vector<std::byte> inject_buf;
     if (len <= inject_limit_) {  // prefix bytes do not count toward the inject limit
-        inject_buf.resize(slot_bytes_);
-        buf = inject_buf.data();
+        buf = inject_copy_.data();
     } else {
         slot = &tx_slots_[tx_next_];
         if (slot->busy) return -FI_EAGAIN;  // the ring is full until completions come back

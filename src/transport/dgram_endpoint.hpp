@@ -83,6 +83,7 @@ private:
     std::vector<std::byte> rx_pool_;
     std::vector<fi_context2> rx_ctx_;
     std::vector<std::byte> tx_pool_;
+    std::vector<std::byte> inject_copy_;  // header + payload of an injected send, under tx_mutex_
     // Sends larger than inject_limit_ go through a ring of slots, each busy until its completion
     // comes back through poll().
     struct TxSlot {
@@ -106,7 +107,7 @@ private:
     std::size_t rx_slots_ = 0;
     bool mr_local_ = false;
     bool has_source_ = false;       // FI_SOURCE granted: completions name the sender
-    std::mutex tx_mutex_;           // tx_slots_
+    std::mutex tx_mutex_;           // tx_slots_, inject_copy_
     std::size_t tx_next_ = 0;
     std::mutex rx_mutex_;           // one drainer at a time
     int wait_fd_ = -1;              // the CQ's, owned by libfabric
