@@ -34,11 +34,13 @@ constexpr std::array kKnobs{
              "exact mode: largest message the engine sends; shards are split into segments of this size so "
              "reduction and the all-gather start before a whole shard has arrived. The default "
              "is large because each message costs a handshake on shm (docs/benchmarks.md)"},
-    KnobSpec{"OPTIREDUCE_DGRAM_PROVIDER", KnobType::identifier, "udp",
-             "a libfabric provider with FI_EP_DGRAM", 0, 0, true,
-             "datagram provider of bounded mode (udp on any IP network; efa or verbs where the "
-             "cloud offers them). A provider that cannot open makes the communicator fall back "
-             "to the underlying MPI"},
+    KnobSpec{"OPTIREDUCE_DGRAM_PROVIDER", KnobType::identifier, "auto",
+             "auto or a libfabric provider with FI_EP_DGRAM", 0, 0, true,
+             "datagram provider of bounded mode. auto: udp when a communicator spans nodes; on "
+             "one node, where no network can lose or delay data, the reliable shm channel of exact "
+             "mode instead (much cheaper than datagrams through the kernel). Naming a provider "
+             "(udp, efa, ...) uses it on every communicator. One that cannot open makes the "
+             "communicator fall back to the underlying MPI"},
     KnobSpec{"OPTIREDUCE_TARGET_LOSS", KnobType::number, "0.001", "0..0.5", 0, 0.5, false,
              "bounded mode: fraction of gradient entries per operation that may miss the "
              "deadline; the adaptive deadline widens when partially delivered streams lose more "
@@ -255,7 +257,7 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     cfg.stats_file = text_of("OPTIREDUCE_STATS_FILE");
     auto number = [&](const char *name) { return std::strtod(text_of(name).c_str(), nullptr); };
     cfg.dgram_provider = text_of("OPTIREDUCE_DGRAM_PROVIDER");
-    if (cfg.dgram_provider.empty()) cfg.dgram_provider = "udp";
+    if (cfg.dgram_provider.empty()) cfg.dgram_provider = "auto";
     cfg.target_loss = number("OPTIREDUCE_TARGET_LOSS");
     cfg.timeout_min_ms = number("OPTIREDUCE_TIMEOUT_MIN_MS");
     cfg.timeout_max_ms = number("OPTIREDUCE_TIMEOUT_MAX_MS");

@@ -72,12 +72,17 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     PMPI_Comm_free(&node);
     const std::string provider = rdm_provider_for(cfg.provider, node_size == st.size);
 
-    // Exact mode runs over the reliable channel, bounded mode over the datagram channel.
+    // Exact mode runs over the reliable channel, bounded mode over the datagram channel, except
+    // on a single node with OPTIREDUCE_DGRAM_PROVIDER=auto (see dgram_provider_for).
+    const std::string dgram =
+        cfg.mode == Mode::bounded ? dgram_provider_for(cfg.dgram_provider, node_size == st.size) : "";
     std::string local_error;
     RdmEndpoint *ep = nullptr;
     DgramChannel *channel = nullptr;
-    if (cfg.mode == Mode::exact) ep = ctx.endpoint_for(provider, &local_error);
-    if (cfg.mode == Mode::bounded) channel = ctx.dgram_for(cfg.dgram_provider, &local_error);
+    if (cfg.mode == Mode::exact || (cfg.mode == Mode::bounded && dgram.empty()))
+        ep = ctx.endpoint_for(provider, &local_error);
+    else if (cfg.mode == Mode::bounded)
+        channel = ctx.dgram_for(dgram, &local_error);
     const bool local_ok = cfg.mode == Mode::off || ep != nullptr || channel != nullptr;
 
     // One MAX reduction checks everything a rank can disagree on: each must-agree knob's hash

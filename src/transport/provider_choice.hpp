@@ -18,4 +18,13 @@ inline std::string rdm_provider_for(const std::string &knob, bool all_ranks_on_o
     return knob;
 }
 
+// The datagram provider of bounded mode for OPTIREDUCE_DGRAM_PROVIDER, or "" when the
+// communicator should use the reliable channel instead: "auto" on one node, where no network
+// sits between the ranks (nothing to lose, no tail to bound) and shm moves data for a fraction of
+// what datagrams through the kernel cost.
+inline std::string dgram_provider_for(const std::string &knob, bool all_ranks_on_one_node) {
+    if (knob == "auto" || knob.empty()) return all_ranks_on_one_node ? "" : "udp";
+    return knob;
+}
+
 }  // namespace optireduce

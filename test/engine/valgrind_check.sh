@@ -5,9 +5,9 @@
 # usage: valgrind_check.sh <mpirun> <liboptireduce.so> <program> <workdir> [mode]
 set -euo pipefail
 mpirun=$1 lib=$2 prog=$3 dir=$4
-export OPTIREDUCE_MODE=${5:-exact}
+export OPTIREDUCE_MODE=${5:-exact} OPTIREDUCE_DGRAM_PROVIDER=udp  # the datagram channel, even on one node
 rm -rf "$dir" && mkdir -p "$dir"
-OPTIREDUCE_MIN_BYTES=0 "$mpirun" --oversubscribe -np 2 -x LD_PRELOAD="$lib" -x OPTIREDUCE_MIN_BYTES -x OPTIREDUCE_MODE \
+OPTIREDUCE_MIN_BYTES=0 "$mpirun" --oversubscribe -np 2 -x LD_PRELOAD="$lib" -x OPTIREDUCE_MIN_BYTES -x OPTIREDUCE_MODE -x OPTIREDUCE_DGRAM_PROVIDER \
   valgrind --leak-check=full --show-leak-kinds=definite,indirect --num-callers=40 \
   --suppressions="$(dirname "$0")/valgrind.supp" \
   --log-file="$dir/vg.%p.log" "$prog"

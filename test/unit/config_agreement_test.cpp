@@ -77,7 +77,9 @@ TEST(Agreement, SpellingsOfTheSameValueAgree) {
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MODE", "BOUNDED"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_SEGMENT_BYTES", "4M"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "auto"}}), base);
-    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_DGRAM_PROVIDER", "UDP"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_DGRAM_PROVIDER", "AUTO"}}), base);
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_DGRAM_PROVIDER", "UDP"}}),
+              hashes(FakeEnv{{"OPTIREDUCE_DGRAM_PROVIDER", "udp"}}));
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1M"}}),
               hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1048576"}}));
 }
