@@ -10,6 +10,8 @@
  *             reports no loss is exact for inputs that differ per rank.
  *   soak      10,000 operations with random loss leave the resident memory flat.
  *   idle      a rank that waits outside MPI for 10 s uses (almost) no CPU.
+ *   threads   MPI_THREAD_MULTIPLE: two threads run bounded allreduces at once, each on its own
+ *             communicator, sharing the process's one datagram endpoint; all results exact.
  *   timeline  not a check: rank 0 prints one line per operation (time, latency, entries lost,
  *             phases closed at the deadline), for scripts/cloud-rate-change.sh.
  *
@@ -19,6 +21,7 @@
 #include <mpi.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +271,49 @@ static void case_idle(void) {
     free(out);
 }
 
+/* ---- threads -------------------------------------------------------------------------------- */
+struct thread_job {
+    MPI_Comm comm;
+    int inexact;
+};
+
+static void *thread_body(void *arg) {
+    struct thread_job *job = arg;
+    const size_t n = 60000;
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    for (int op = 0; op < 50; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = same_value(i, op);
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, job->comm);
+        job->inexact += !exact_for_identical(out, n, op);
+    }
+    free(in);
+    free(out);
+    return NULL;
+}
+
+static void case_threads(int provided) {
+    CHECK(provided == MPI_THREAD_MULTIPLE, "MPI granted thread level %d, not MPI_THREAD_MULTIPLE", provided);
+    if (provided != MPI_THREAD_MULTIPLE) return;
+    struct thread_job jobs[2];
+    for (int t = 0; t < 2; ++t) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &jobs[t].comm);
+        jobs[t].inexact = 0;
+    }
+    optireduce_stats_t before = stats();
+    pthread_t th[2];
+    for (int t = 0; t < 2; ++t) pthread_create(&th[t], NULL, thread_body, &jobs[t]);
+    for (int t = 0; t < 2; ++t) pthread_join(th[t], NULL);
+    optireduce_stats_t after = stats();
+    for (int t = 0; t < 2; ++t) {
+        CHECK(jobs[t].inexact == 0, "thread %d: %d of 50 results wrong", t, jobs[t].inexact);
+        MPI_Comm_free(&jobs[t].comm);
+    }
+    CHECK(after.bounded_calls - before.bounded_calls == 100, "%llu bounded calls, expected 100",
+          (unsigned long long)(after.bounded_calls - before.bounded_calls));
+    printf("threads rank %d: 2 x 50 concurrent bounded allreduces, %llu entries lost\n", g_rank,
+           (unsigned long long)((after.entries_lost_rs - before.entries_lost_rs) + (after.entries_lost_ag - before.entries_lost_ag)));
+}
+
 /* ---- timeline (a measurement, no checks) ----------------------------------------------------- */
 static void case_timeline(void) {
     const size_t n = (size_t)env_num("CHECK_TIMELINE_FLOATS", 262144);
@@ -294,7 +340,8 @@ static void case_timeline(void) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const char *which = argc > 1 ? argv[1] : "";
@@ -304,6 +351,7 @@ int main(int argc, char **argv) {
     else if (strcmp(which, "soak") == 0) case_soak();
     else if (strcmp(which, "idle") == 0) case_idle();
     else if (strcmp(which, "timeline") == 0) case_timeline();
+    else if (strcmp(which, "threads") == 0) case_threads(provided);
     else CHECK(0, "unknown case '%s' (loss, straggler, duplicate, soak, idle)", which);
     int failed = g_failed;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
