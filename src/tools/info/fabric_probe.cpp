@@ -60,14 +60,14 @@ void add_rows(const Query &q, FabricFacts &f) {
     }
 }
 
-bool usable(const std::string &provider) {
+bool usable(const Query &q, const std::string &provider) {
     FiInfoPtr list;
-    return get_info(kRdm, provider.c_str(), list) == 0 && list != nullptr;
+    return get_info(q, provider.c_str(), list) == 0 && list != nullptr;
 }
 
 }  // namespace
 
-FabricFacts probe_fabric(const std::string &provider_knob) {
+FabricFacts probe_fabric(const std::string &provider_knob, const std::string &dgram_knob) {
     FabricFacts f;
     f.runtime_version = version_text(fi_version());
     f.header_version = version_text(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION));
@@ -79,7 +79,19 @@ FabricFacts probe_fabric(const std::string &provider_knob) {
     for (bool one_node : {true, false}) {
         std::string prov = rdm_provider_for(provider_knob, one_node);
         f.choices.push_back({one_node ? "all ranks on one node" : "ranks on several nodes", prov,
-                             usable(prov)});
+                             usable(kRdm, prov)});
+    }
+    // Bounded mode: a datagram provider, or exact mode's reliable channel where auto says so.
+    f.dgram_knob = dgram_knob;
+    for (bool one_node : {true, false}) {
+        const std::string dgram = dgram_provider_for(dgram_knob, one_node);
+        const char *when = one_node ? "all ranks on one node" : "ranks on several nodes";
+        if (dgram.empty()) {
+            const std::string rdm = rdm_provider_for(provider_knob, one_node);
+            f.bounded_choices.push_back({when, rdm + " (reliable, no deadline)", usable(kRdm, rdm)});
+        } else {
+            f.bounded_choices.push_back({when, dgram, usable(kDgram, dgram)});
+        }
     }
     return f;
 }

@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
     info::Report report;
     report.config = {parsed.config->values, parsed.unknown};
     report.library = info::probe_library();
-    report.fabric = info::probe_fabric(parsed.config->provider);
+    report.fabric = info::probe_fabric(parsed.config->provider, parsed.config->dgram_provider);
     report.topology = info::probe_topology();
 
     if (output == Output::json) info::render_json(report, std::cout);

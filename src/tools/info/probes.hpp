@@ -8,9 +8,9 @@ namespace optireduce::info {
 
 LibraryFacts probe_library();
 
-// `provider_knob` is OPTIREDUCE_PROVIDER as parsed, so the tool shows the provider the engine
-// would really ask for.
-FabricFacts probe_fabric(const std::string &provider_knob);
+// `provider_knob` and `dgram_knob` are OPTIREDUCE_PROVIDER and OPTIREDUCE_DGRAM_PROVIDER as
+// parsed, so the tool shows the providers the engine would really ask for.
+FabricFacts probe_fabric(const std::string &provider_knob, const std::string &dgram_knob);
 
 TopologyFacts probe_topology();
 

@@ -33,15 +33,20 @@ void render_json(const Report &r, std::ostream &os) {
     }
     j.end_array();
     j.field("optireduce_provider", f.knob);
-    j.begin_array("engine_choice");
-    for (const auto &c : f.choices) {
-        j.begin_object();
-        j.field("when", c.when);
-        j.field("provider", c.provider);
-        j.field("usable", c.usable);
-        j.end_object();
-    }
-    j.end_array();
+    auto choices = [&j](const char *name, const std::vector<ProviderChoice> &list) {
+        j.begin_array(name);
+        for (const auto &c : list) {
+            j.begin_object();
+            j.field("when", c.when);
+            j.field("provider", c.provider);
+            j.field("usable", c.usable);
+            j.end_object();
+        }
+        j.end_array();
+    };
+    choices("engine_choice", f.choices);
+    j.field("optireduce_dgram_provider", f.dgram_knob);
+    choices("bounded_choice", f.bounded_choices);
     j.end_object();
 
     const auto &t = r.topology;

@@ -50,6 +50,12 @@ void fabric(const FabricFacts &f, std::ostream &os) {
     for (const auto &c : f.choices)
         os << "    " << std::left << std::setw(int(wc)) << c.when << std::setw(int(wp))
            << c.provider << (c.usable ? "usable here" : "NOT usable here") << "\n";
+    os << "  engine's choice for bounded mode (OPTIREDUCE_DGRAM_PROVIDER=" << f.dgram_knob << "):\n";
+    wc = width(f.bounded_choices, [](const ProviderChoice &c) { return c.when; }, 0);
+    wp = width(f.bounded_choices, [](const ProviderChoice &c) { return c.provider; }, 0);
+    for (const auto &c : f.bounded_choices)
+        os << "    " << std::left << std::setw(int(wc)) << c.when << std::setw(int(wp))
+           << c.provider << (c.usable ? "usable here" : "NOT usable here") << "\n";
 }
 
 void topology(const TopologyFacts &t, std::ostream &os) {

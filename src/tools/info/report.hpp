@@ -37,7 +37,9 @@ struct FabricFacts {
     std::optional<std::string> fi_provider;  // FI_PROVIDER, which filters everything below
     std::vector<ProviderRow> providers;      // unique (name, ep type), RDM first
     std::string knob;                        // OPTIREDUCE_PROVIDER as parsed
-    std::vector<ProviderChoice> choices;
+    std::vector<ProviderChoice> choices;     // exact mode's
+    std::string dgram_knob;                  // OPTIREDUCE_DGRAM_PROVIDER as parsed
+    std::vector<ProviderChoice> bounded_choices;
     std::string error;  // why fi_getinfo failed, other than "no provider matches"
 };
 
