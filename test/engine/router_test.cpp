@@ -1,0 +1,166 @@
+// The datagram router against crafted input: each check of docs/protocol.md ("Validation")
+// drops what it must and counts it, nothing outside an open operation's staging is written,
+// datagrams for operations not started yet are held and replayed, late ones never land.
+// Links the engine objects (no MPI call is made), as a network peer would see the router.
+#include "engine/dgram_router.hpp"
+#include "telemetry/stats.hpp"
+#include "transport/wire_header.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace optireduce {
+namespace {
+
+constexpr std::uint64_t kNonce = 0xfeedfacecafebeefull;
+constexpr std::uint32_t kComm = 7;
+constexpr std::size_t kF = 4;  // floats per datagram in these tests
+const DgramRouter::CommKey kKey{kNonce, kComm};
+
+std::vector<std::byte> datagram(std::uint32_t seq, std::uint32_t src, std::uint32_t chunk, std::size_t floats,
+                                float value, wire::Phase phase = wire::Phase::reduce_scatter,
+                                std::uint64_t nonce = kNonce, std::uint32_t comm = kComm) {
+    wire::Header h;
+    h.phase = phase;
+    h.job_nonce = nonce;
+    h.comm_id = comm;
+    h.seq = seq;
+    h.src_rank = src;
+    h.chunk = chunk;
+    h.payload_len = static_cast<std::uint16_t>(floats * sizeof(float));
+    std::vector<std::byte> d(wire::kHeaderBytes + h.payload_len);
+    wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(d.data(), wire::kHeaderBytes));
+    std::vector<float> payload(floats, value);
+    std::memcpy(d.data() + wire::kHeaderBytes, payload.data(), h.payload_len);
+    return d;
+}
+
+// Rank 0 of 3; each peer's phase-1 stream is 10 floats (3 chunks: 4, 4, 2) into its own slot.
+struct Fixture : ::testing::Test {
+    DgramRouter router;
+    std::vector<float> slots = std::vector<float>(30, -1.0f);
+    OpReceive op;
+
+    void SetUp() override {
+        router.add_comm(kKey, 0, 3, {FI_ADDR_NOTAVAIL, 1, 2});
+        prepare(op, 5);
+    }
+    void prepare(OpReceive &o, std::uint32_t seq) {
+        o.seq = seq;
+        o.floats_per_datagram = kF;
+        o.loss_hint.assign(3, 0);
+        const std::vector<std::uint32_t> chunks{0, 3, 3};
+        for (int p = 0; p < 2; ++p) {
+            o.dest[p] = {nullptr, slots.data() + 10, slots.data() + 20};
+            o.length[p] = {0, 10, 10};
+            o.map[p].reset(chunks);
+        }
+    }
+    static std::uint64_t invalid() { return process_stats().datagrams_invalid.load(); }
+    static std::uint64_t late() { return process_stats().datagrams_late.load(); }
+    void feed(const std::vector<std::byte> &d, fi_addr_t src = FI_ADDR_NOTAVAIL) { router.on_datagram(d, src); }
+};
+
+TEST_F(Fixture, ValidDatagramsLandAtTheirChunkAndDuplicatesAreDropped) {
+    router.open_op(kKey, &op);
+    feed(datagram(5, 1, 1, 4, 2.0f));
+    feed(datagram(5, 1, 2, 2, 3.0f));  // the short last chunk
+    const auto dup_before = process_stats().datagrams_duplicate.load();
+    feed(datagram(5, 1, 1, 4, 9.0f));  // duplicate: must not overwrite
+    EXPECT_EQ(process_stats().datagrams_duplicate.load(), dup_before + 1);
+    EXPECT_EQ(slots[10], -1.0f);  // chunk 0 never came
+    for (int i = 14; i < 18; ++i) EXPECT_EQ(slots[static_cast<std::size_t>(i)], 2.0f);
+    EXPECT_EQ(slots[18], 3.0f);
+    EXPECT_EQ(slots[19], 3.0f);
+    EXPECT_EQ(op.map[0].received(1), 2u);
+    router.close_op(kKey, &op);
+}
+
+TEST_F(Fixture, EveryMalformationIsDroppedUnwritten) {
+    router.open_op(kKey, &op);
+    const auto before = invalid();
+    auto bad_magic = datagram(5, 1, 0, 4, 1.0f);
+    bad_magic[0] = std::byte{0};
+    feed(bad_magic);
+    feed(datagram(5, 1, 0, 4, 1.0f, wire::Phase::reduce_scatter, kNonce + 1));      // other job
+    feed(datagram(5, 1, 0, 4, 1.0f, wire::Phase::reduce_scatter, kNonce, kComm + 1));  // other comm
+    feed(datagram(5, 3, 0, 4, 1.0f));  // source rank out of range
+    feed(datagram(5, 0, 0, 4, 1.0f));  // our own rank
+    feed(datagram(5, 1, 3, 4, 1.0f));  // chunk beyond the stream
+    feed(datagram(5, 1, 0, 3, 1.0f));  // wrong length for chunk 0
+    feed(datagram(5, 1, 2, 4, 1.0f));  // last chunk is 2 floats, not 4
+    feed(datagram(5, 1, 0, 4, 1.0f), 2);  // FI_SOURCE says rank 2 sent what claims rank 1
+    std::vector<std::byte> tiny(10);
+    feed(tiny);
+    EXPECT_EQ(invalid(), before + 10);
+    for (float v : slots) EXPECT_EQ(v, -1.0f);
+    EXPECT_EQ(op.map[0].received_total(), 0u);
+    feed(datagram(5, 1, 0, 4, 1.0f), 1);  // the same datagram from the right address lands
+    EXPECT_EQ(slots[10], 1.0f);
+    router.close_op(kKey, &op);
+}
+
+TEST_F(Fixture, EarlyDatagramsAreHeldAndReplayedWithinTheWindow) {
+    const auto held = process_stats().datagrams_held.load();
+    const auto dropped = process_stats().datagrams_held_dropped.load();
+    // A new communicator's first operation is 0: operation 1 is within the window, operation
+    // kHeldAheadOps is not.
+    prepare(op, 1);
+    feed(datagram(1, 2, 0, 4, 4.0f));  // before the operation opened
+    feed(datagram(DgramRouter::kHeldAheadOps, 2, 0, 4, 4.0f));  // too far ahead
+    EXPECT_EQ(process_stats().datagrams_held.load(), held + 1);
+    EXPECT_EQ(process_stats().datagrams_held_dropped.load(), dropped + 1);
+    EXPECT_EQ(slots[20], -1.0f);
+    router.open_op(kKey, &op);
+    for (int i = 20; i < 24; ++i) EXPECT_EQ(slots[static_cast<std::size_t>(i)], 4.0f);
+    EXPECT_EQ(op.map[0].received(2), 1u);
+    router.close_op(kKey, &op);
+}
+
+TEST_F(Fixture, ClosedPhasesAndOperationsTakeNothing) {
+    router.open_op(kKey, &op);
+    op.open[0] = false;  // the owner closed phase 1 (under the router's mutex in the engine)
+    const auto l0 = late();
+    feed(datagram(5, 1, 0, 4, 5.0f));
+    EXPECT_EQ(late(), l0 + 1);
+    EXPECT_EQ(slots[10], -1.0f);
+    feed(datagram(5, 1, 0, 4, 6.0f, wire::Phase::all_gather));  // phase 2 still open
+    EXPECT_EQ(slots[10], 6.0f);
+    router.close_op(kKey, &op);
+    router.close_op(kKey, &op);  // idempotent
+    feed(datagram(5, 2, 0, 4, 7.0f, wire::Phase::all_gather));
+    EXPECT_EQ(late(), l0 + 2);
+    EXPECT_EQ(slots[20], -1.0f);
+    // A freed communicator's stragglers are late, not invalid.
+    router.remove_comm(kKey);
+    const auto inv = invalid();
+    feed(datagram(6, 1, 0, 4, 8.0f));
+    EXPECT_EQ(late(), l0 + 3);
+    EXPECT_EQ(invalid(), inv);
+}
+
+TEST_F(Fixture, NearMissesAreReportedOnceAfterTheirWindow) {
+    router.open_op(kKey, &op);
+    op.open[0] = op.open[1] = false;
+    op.closed_at[0] = op.closed_at[1] = Clock::now();
+    op.near_window[0] = op.near_window[1] = std::chrono::milliseconds(50);
+    op.bytes = 4096;
+    feed(datagram(5, 1, 0, 4, 1.0f));  // phase 1, just after its close: a near miss
+    router.close_op(kKey, &op);
+    feed(datagram(5, 2, 0, 4, 1.0f, wire::Phase::all_gather));  // after the operation closed
+    EXPECT_TRUE(router.take_near_misses(kKey).empty());  // window not over yet
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    const auto misses = router.take_near_misses(kKey);
+    ASSERT_EQ(misses.size(), 1u);
+    EXPECT_EQ(misses[0].bytes, 4096u);
+    EXPECT_EQ(misses[0].count[0], 1u);
+    EXPECT_EQ(misses[0].count[1], 1u);
+    EXPECT_EQ(misses[0].expected[0], 6u);
+    EXPECT_TRUE(router.take_near_misses(kKey).empty());  // once
+}
+
+}  // namespace
+}  // namespace optireduce
