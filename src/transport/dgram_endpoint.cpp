@@ -31,18 +31,6 @@ constexpr std::size_t kMaxTxSlots = 256;
 // Debian: ~1800 datagrams instead of the 92 the default 208 KiB holds).
 constexpr int kWantRcvbuf = 32 << 20;
 
-FiInfoPtr make_hints(const std::string &provider) {
-    FiInfoPtr hints(fi_allocinfo());
-    if (!hints) return nullptr;
-    hints->caps = FI_MSG | FI_SEND | FI_RECV;
-    hints->ep_attr->type = FI_EP_DGRAM;
-    set_engine_hints(*hints);
-    // The caller's thread sends while the progress thread drains.
-    hints->domain_attr->threading = FI_THREAD_SAFE;
-    hints->fabric_attr->prov_name = strdup(provider.c_str());  // freed by fi_freeinfo
-    return hints;
-}
-
 }  // namespace
 
 std::unique_ptr<DgramEndpoint> DgramEndpoint::open(const std::string &provider, std::string *error) {
@@ -53,7 +41,7 @@ std::unique_ptr<DgramEndpoint> DgramEndpoint::open(const std::string &provider, 
         return nullptr;
     };
 
-    FiInfoPtr hints = make_hints(provider);
+    FiInfoPtr hints = engine_hints(FI_EP_DGRAM, FI_MSG | FI_SEND | FI_RECV, provider.c_str());
     if (!hints) return fail("fi_allocinfo", -FI_ENOMEM);
     // FI_SOURCE first (the receiver cross-checks the sender), without it if the provider lacks it.
     fi_info *info = nullptr;

@@ -16,16 +16,6 @@ namespace {
 constexpr int kCqBatch = 32;
 constexpr std::size_t kCqSize = 16384;
 
-FiInfoPtr make_hints(const std::string &provider) {
-    FiInfoPtr hints(fi_allocinfo());
-    if (!hints) return nullptr;
-    hints->caps = FI_TAGGED;
-    hints->ep_attr->type = FI_EP_RDM;
-    set_engine_hints(*hints);
-    hints->fabric_attr->prov_name = strdup(provider.c_str());  // freed by fi_freeinfo
-    return hints;
-}
-
 }  // namespace
 
 std::unique_ptr<RdmEndpoint> RdmEndpoint::open(const std::string &provider, std::string *error) {
@@ -36,7 +26,7 @@ std::unique_ptr<RdmEndpoint> RdmEndpoint::open(const std::string &provider, std:
         return nullptr;
     };
 
-    FiInfoPtr hints = make_hints(provider);
+    FiInfoPtr hints = engine_hints(FI_EP_RDM, FI_TAGGED, provider.c_str());
     if (!hints) return fail("fi_allocinfo", -FI_ENOMEM);
     fi_info *info = nullptr;
     int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &info);

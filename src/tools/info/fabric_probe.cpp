@@ -32,12 +32,8 @@ std::string version_text(std::uint32_t v) {
 // ask for a message prefix (efa does), which the bounded transport accepts.
 // fi_getinfo returns -FI_ENODATA for "nothing matches": that is an answer, not an error.
 int get_info(const Query &q, const char *provider, FiInfoPtr &out) {
-    FiInfoPtr hints(fi_allocinfo());
+    FiInfoPtr hints = engine_hints(q.ep_type, q.caps, provider);
     if (!hints) return -FI_ENOMEM;
-    hints->ep_attr->type = q.ep_type;
-    hints->caps = q.caps;
-    set_engine_hints(*hints);
-    if (provider != nullptr) hints->fabric_attr->prov_name = strdup(provider);
     fi_info *raw = nullptr;
     int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &raw);
     out.reset(raw);

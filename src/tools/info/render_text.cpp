@@ -44,18 +44,16 @@ void fabric(const FabricFacts &f, std::ostream &os) {
         os << "  " << std::left << std::setw(int(w)) << p.name << std::setw(7) << p.ep_type
            << size_text(p.max_msg_size) << "\n";
 
-    os << "  engine's choice for exact mode (OPTIREDUCE_PROVIDER=" << f.knob << "):\n";
-    auto wc = width(f.choices, [](const ProviderChoice &c) { return c.when; }, 0);
-    auto wp = width(f.choices, [](const ProviderChoice &c) { return c.provider; }, 0);
-    for (const auto &c : f.choices)
-        os << "    " << std::left << std::setw(int(wc)) << c.when << std::setw(int(wp))
-           << c.provider << (c.usable ? "usable here" : "NOT usable here") << "\n";
-    os << "  engine's choice for bounded mode (OPTIREDUCE_DGRAM_PROVIDER=" << f.dgram_knob << "):\n";
-    wc = width(f.bounded_choices, [](const ProviderChoice &c) { return c.when; }, 0);
-    wp = width(f.bounded_choices, [](const ProviderChoice &c) { return c.provider; }, 0);
-    for (const auto &c : f.bounded_choices)
-        os << "    " << std::left << std::setw(int(wc)) << c.when << std::setw(int(wp))
-           << c.provider << (c.usable ? "usable here" : "NOT usable here") << "\n";
+    auto choices = [&os](const std::string &title, const std::vector<ProviderChoice> &list) {
+        os << "  engine's choice for " << title << ":\n";
+        auto wc = width(list, [](const ProviderChoice &c) { return c.when; }, 0);
+        auto wp = width(list, [](const ProviderChoice &c) { return c.provider; }, 0);
+        for (const auto &c : list)
+            os << "    " << std::left << std::setw(int(wc)) << c.when << std::setw(int(wp)) << c.provider
+               << (c.usable ? "usable here" : "NOT usable here") << "\n";
+    };
+    choices("exact mode (OPTIREDUCE_PROVIDER=" + f.knob + ")", f.choices);
+    choices("bounded mode (OPTIREDUCE_DGRAM_PROVIDER=" + f.dgram_knob + ")", f.bounded_choices);
 }
 
 void topology(const TopologyFacts &t, std::ostream &os) {
