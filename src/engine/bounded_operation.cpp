@@ -167,13 +167,12 @@ std::string BoundedOperation::send_phase(int phase, Clock::time_point limit) {
                 continue;
             }
             for (int i = 0; i < kBurst && s.next < s.chunks; ++i) {
-                const std::size_t first = static_cast<std::size_t>(s.next) * F;
-                const std::size_t floats = std::min(F, s.len - first);
+                const Range g = segment_of(s.len, F, s.next);
                 h.chunk = s.next;
                 h.flags = s.next + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0;
-                h.payload_len = static_cast<std::uint16_t>(floats * sizeof(float));
+                h.payload_len = static_cast<std::uint16_t>(g.count * sizeof(float));
                 wire::encode(h, hdr);
-                const auto payload = std::as_bytes(std::span<const float>(s.src + first, floats));
+                const auto payload = std::as_bytes(std::span<const float>(s.src + g.offset, g.count));
                 const int rc = ep.send(b_.peers[static_cast<std::size_t>(s.peer)], hdr, payload);
                 if (rc == -FI_EAGAIN) break;  // the provider's queue is full: next pass
                 if (rc < 0)
@@ -282,18 +281,17 @@ void BoundedOperation::reduce_own_shard() {
     terms.reserve(static_cast<std::size_t>(N));
     const auto chunks = static_cast<std::uint32_t>(segment_count(own_.count, F));
     for (std::uint32_t c = 0; c < chunks; ++c) {
-        const std::size_t first = static_cast<std::size_t>(c) * F;
-        const std::size_t len = std::min(F, own_.count - first);
+        const Range g = segment_of(own_.count, F, c);
         // Terms in rank order, our own at our rank: the same bits for the same arrivals.
         terms.clear();
         for (int s = 0; s < N; ++s) {
             const auto i = static_cast<std::size_t>(s);
-            if (s == me) terms.push_back(in_ + own_.offset + first);
-            else if (map.test(i, c)) terms.push_back(incoming_ + i * own_.count + first);
+            if (s == me) terms.push_back(in_ + own_.offset + g.offset);
+            else if (map.test(i, c)) terms.push_back(incoming_ + i * own_.count + g.offset);
         }
-        float *dst = result_ + own_.offset + first;
-        sum_in_order(terms, dst, len);
-        rescale_partial_sum(dst, len, static_cast<int>(terms.size()), N);
+        float *dst = result_ + own_.offset + g.offset;
+        sum_in_order(terms, dst, g.count);
+        rescale_partial_sum(dst, g.count, static_cast<int>(terms.size()), N);
     }
 }
 
@@ -308,7 +306,7 @@ void BoundedOperation::finish_phase(int phase, Close how) {
         expected += len;
         if (map.received(i) == map.chunks(i)) continue;
         for (std::uint32_t c = 0; c < map.chunks(i); ++c)
-            if (!map.test(i, c)) lost += std::min(F, len - static_cast<std::size_t>(c) * F);
+            if (!map.test(i, c)) lost += segment_of(len, F, c).count;
         const auto world = static_cast<std::size_t>(b_.world_ranks[i]);
         bump(ps.late_phases_by_rank[std::min(world, ProcessStats::kTrackedRanks - 1)]);
     }
@@ -334,8 +332,8 @@ void BoundedOperation::fill_and_copy_out() {
         const Range theirs = shard_of(n_, N, s);
         for (std::uint32_t c = 0; c < map.chunks(i); ++c) {
             if (map.test(i, c)) continue;
-            const std::size_t first = theirs.offset + static_cast<std::size_t>(c) * F;
-            fill_from_own(in_ + first, result_ + first, std::min(F, theirs.offset + theirs.count - first), N);
+            const Range g = segment_of(theirs.count, F, c);
+            fill_from_own(in_ + theirs.offset + g.offset, result_ + theirs.offset + g.offset, g.count, N);
         }
     }
     // One copy into the user's buffer, after every read of the input (MPI_IN_PLACE aliases them).

@@ -1,5 +1,6 @@
 #include "engine/dgram_router.hpp"
 
+#include "codec/sharding.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
@@ -122,14 +123,13 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     ChunkBitmap &map = op.map[p];
     const std::size_t F = op.floats_per_datagram;
     if (h.chunk >= map.chunks(s)) return reject("chunk index beyond the stream");
-    const std::size_t first = static_cast<std::size_t>(h.chunk) * F;
-    const std::size_t floats = std::min(F, op.length[p][s] - first);
-    if (payload.size() != floats * sizeof(float)) return reject("payload length is not the chunk's");
+    const Range g = segment_of(op.length[p][s], F, h.chunk);
+    if (payload.size() != g.count * sizeof(float)) return reject("payload length is not the chunk's");
     if (!map.set(s, h.chunk, (h.flags & wire::kTail) != 0)) {
         bump(process_stats().datagrams_duplicate);
         return;
     }
-    std::memcpy(op.dest[p][s] + first, payload.data(), payload.size());
+    std::memcpy(op.dest[p][s] + g.offset, payload.data(), payload.size());
     op.last_arrival[p] = Clock::now();
     op.loss_hint[s] = h.loss_hint;
     // Wake the owner only when its wait condition may have changed.
