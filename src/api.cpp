@@ -1,7 +1,13 @@
 // The public C API (include/optireduce/optireduce.h).
 #include "optireduce/optireduce.h"
 
+#include "engine/comm_state.hpp"
+#include "engine/context.hpp"
 #include "telemetry/stats.hpp"
+
+#include <mpi.h>
+
+#include <mutex>
 
 #define OPTIREDUCE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -40,5 +46,41 @@ OPTIREDUCE_EXPORT int optireduce_get_stats(optireduce_stats_t *out) {
     out->datagrams_held = s.datagrams_held.load(relaxed);
     out->datagrams_held_dropped = s.datagrams_held_dropped.load(relaxed);
     out->datagrams_fault_dropped = s.datagrams_fault_dropped.load(relaxed);
+    out->hadamard_calls = s.hadamard_calls.load(relaxed);
+    out->excess_loss_calls = s.excess_loss_calls.load(relaxed);
+    out->reliable_calls = s.reliable_calls.load(relaxed);
+    out->error_estimate_sum = s.error_estimate_sum.load(relaxed);
+    out->error_estimate_max = s.error_estimate_max.load(relaxed);
+    out->drift_estimate_max = s.drift_estimate_max.load(relaxed);
+    return 0;
+}
+
+OPTIREDUCE_EXPORT int optireduce_last_op(int comm_fortran_handle, optireduce_op_report_t *out) {
+    if (!out) return -1;
+    *out = optireduce_op_report_t{};
+    if (!optireduce::ensure_ready()) return -1;
+    // A lookup only: a communicator without engine state gets none created here.
+    MPI_Comm comm = PMPI_Comm_f2c(comm_fortran_handle);
+    if (comm == MPI_COMM_NULL) return -1;
+    void *attr = nullptr;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, optireduce::context().comm_keyval, &attr, &found) != MPI_SUCCESS || !found) return -1;
+    const auto *st = static_cast<const optireduce::CommState *>(attr);
+    optireduce::OpReport r;
+    {
+        std::lock_guard lock(st->report_mutex);
+        r = st->last_op;
+    }
+    if (r.ops == 0) return -1;
+    out->ops = r.ops;
+    out->count = r.count;
+    out->entries_expected = r.expected;
+    out->entries_lost = r.lost;
+    out->loss = r.loss();
+    out->error_estimate = r.error_estimate;
+    out->drift_estimate = r.drift_estimate;
+    out->hadamard = r.hadamard ? 1 : 0;
+    out->excess = r.excess ? 1 : 0;
+    out->path = static_cast<int>(r.path);
     return 0;
 }

@@ -50,7 +50,39 @@ typedef struct optireduce_stats {
     uint64_t datagrams_held;       /* arrived before this rank started their operation */
     uint64_t datagrams_held_dropped; /* ... too far ahead to be held */
     uint64_t datagrams_fault_dropped; /* discarded by OPTIREDUCE_FAULT_DROP (tests only) */
+
+    /* Accuracy under loss (bounded mode). The error estimate of an operation is this rank's
+     * estimate of ||result - exact sum|| / ||result|| (see optireduce_last_op). */
+    uint64_t hadamard_calls;      /* of bounded_calls: those that ran the randomized Hadamard
+                                     transform */
+    uint64_t excess_loss_calls;   /* ... that lost more than OPTIREDUCE_MAX_LOSS of their entries */
+    uint64_t reliable_calls;      /* calls run through the underlying MPI because of
+                                     OPTIREDUCE_ON_EXCESS_LOSS=exact */
+    double error_estimate_sum;    /* over bounded_calls: divide by it for the mean */
+    double error_estimate_max;
+    double drift_estimate_max;    /* largest part of an estimate that this rank alone had (its
+                                     phase-2 fills): how far replicas may have drifted apart */
 } optireduce_stats_t;
+
+/* What the last allreduce the engine ran on one communicator did, as this rank saw it. */
+typedef struct optireduce_op_report {
+    uint64_t ops;              /* engine operations on this communicator so far (0: none yet) */
+    uint64_t count;            /* floats of the last one */
+    uint64_t entries_expected; /* entries this rank was to receive, both phases */
+    uint64_t entries_lost;     /* ... that missed their deadline and were estimated */
+    double loss;               /* entries_lost / entries_expected */
+    /* Estimated relative error ||result - exact|| / ||result|| of this rank's result: 0 when
+     * nothing was lost anywhere this rank heard of. An estimate from the loss map and the data's
+     * spread across ranks, not a bound; it is typically within a factor of 2 of the truth. */
+    double error_estimate;
+    /* The part of error_estimate from this rank's own fills of lost phase-2 chunks: the only
+     * part in which ranks' results differ. 0 means every rank holds the same bits. */
+    double drift_estimate;
+    int hadamard;              /* 1: the randomized Hadamard transform ran */
+    int excess;                /* 1: loss > OPTIREDUCE_MAX_LOSS */
+    int path;                  /* 0 bounded (deadlines), 1 reliable (through the underlying MPI,
+                                  OPTIREDUCE_ON_EXCESS_LOSS=exact), 2 exact mode */
+} optireduce_op_report_t;
 
 /* "0.1.0" */
 const char *optireduce_version(void);
@@ -60,6 +92,12 @@ const char *optireduce_mpi_abi(void);
 
 /* Copies the counters into *out. Returns 0, or -1 if out is NULL. Safe to call at any time. */
 int optireduce_get_stats(optireduce_stats_t *out);
+
+/* The report of the last engine operation on a communicator, given by its Fortran handle so
+ * that this header needs no MPI types: pass MPI_Comm_c2f(comm) from C, comm.py2f() from mpi4py.
+ * Returns 0; -1 if out is NULL, MPI is not initialised, or the engine has not run an operation
+ * on that communicator (then *out is zeroed). Safe from any thread. */
+int optireduce_last_op(int comm_fortran_handle, optireduce_op_report_t *out);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,24 @@ constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_TIMEOUT_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
              "bounded mode: 0 adapts the deadline to the job; a positive value pins every "
              "phase's deadline to this many milliseconds"},
+    KnobSpec{"OPTIREDUCE_HADAMARD", KnobType::enumeration, "auto", "on|off|auto", 0, 0, true,
+             "bounded mode: randomized Hadamard transform of the vector before it travels, so a "
+             "lost datagram becomes small noise spread over many coordinates instead of a hole "
+             "(docs/benchmarks.md measures its cost). auto: on wherever the datagram channel "
+             "runs, which is the only place data can be lost; off on the reliable channel"},
+    KnobSpec{"OPTIREDUCE_HADAMARD_BLOCK", KnobType::bytes, "4096", "256..1M, a power of two", 256, 1048576,
+             true,
+             "bounded mode: elements (floats, not bytes) per transform block; smaller vectors use "
+             "smaller blocks so every rank's shard holds at least 8 blocks"},
+    KnobSpec{"OPTIREDUCE_MAX_LOSS", KnobType::number, "0.1", "0..1", 0, 1, false,
+             "bounded mode: fraction of the entries this rank received in one operation that may "
+             "be lost before OPTIREDUCE_ON_EXCESS_LOSS acts; the result is returned either way"},
+    KnobSpec{"OPTIREDUCE_ON_EXCESS_LOSS", KnobType::enumeration, "warn", "warn|error|exact", 0, 0, true,
+             "bounded mode, when an operation lost more than OPTIREDUCE_MAX_LOSS: warn logs it; "
+             "error also returns an MPI error through the communicator's error handler; exact "
+             "widens the deadline and runs the next operations through the underlying MPI "
+             "(reliable) until a bounded one is back under the budget. exact costs one small "
+             "extra allreduce per operation to agree on the switch"},
     KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", "error|warn|info|debug", 0, 0, false,
              "messages to stderr, prefixed optireduce[rank]"},
     KnobSpec{"OPTIREDUCE_STATS", KnobType::boolean, "0", "0|1", 0, 0, false,
@@ -268,6 +286,17 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
                                    ". Set the minimum at or below the maximum."};
         return result;
     }
+    const std::string &ht = text_of("OPTIREDUCE_HADAMARD");
+    cfg.hadamard = ht == "on" ? Hadamard::on : ht == "off" ? Hadamard::off : Hadamard::automatic;
+    cfg.hadamard_block = std::stoull(text_of("OPTIREDUCE_HADAMARD_BLOCK"));
+    if ((cfg.hadamard_block & (cfg.hadamard_block - 1)) != 0) {
+        result.error = ConfigError{"OPTIREDUCE_HADAMARD_BLOCK=" + text_of("OPTIREDUCE_HADAMARD_BLOCK") +
+                                   " is not a power of two. Use one of 256, 512, ... 1048576 (elements)."};
+        return result;
+    }
+    cfg.max_loss = number("OPTIREDUCE_MAX_LOSS");
+    const std::string &excess = text_of("OPTIREDUCE_ON_EXCESS_LOSS");
+    cfg.on_excess_loss = excess == "error" ? ExcessLoss::error : excess == "exact" ? ExcessLoss::exact : ExcessLoss::warn;
     cfg.fault_drop = number("OPTIREDUCE_FAULT_DROP");
     cfg.fault_duplicate = number("OPTIREDUCE_FAULT_DUPLICATE");
     cfg.fault_delay_rank = static_cast<int>(number("OPTIREDUCE_FAULT_DELAY_RANK"));

@@ -12,6 +12,9 @@
 namespace optireduce {
 
 enum class Mode { bounded, exact, off };
+// OPTIREDUCE_HADAMARD and what OPTIREDUCE_ON_EXCESS_LOSS does.
+enum class Hadamard { on, off, automatic };
+enum class ExcessLoss { warn, error, exact };
 enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 
 // identifier: free text compared case-insensitively (stored lower case), e.g. a provider name.
@@ -54,6 +57,11 @@ struct Config {
     double timeout_min_ms = 0;   // clamps of the adaptive deadline
     double timeout_max_ms = 0;
     double timeout_ms = 0;       // > 0: a fixed deadline per phase instead of the adaptive one
+    // Accuracy under loss (DESIGN.md section 6).
+    Hadamard hadamard = Hadamard::automatic;
+    std::uint64_t hadamard_block = 0;  // elements per transform block, a power of two
+    double max_loss = 0;               // fraction of entries lost in one operation
+    ExcessLoss on_excess_loss = ExcessLoss::warn;
     // Test-only fault injection (OPTIREDUCE_FAULT_*): never set in production.
     double fault_drop = 0;       // probability a received datagram is discarded
     double fault_duplicate = 0;  // probability a sent datagram is sent twice

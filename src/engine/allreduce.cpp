@@ -1,8 +1,9 @@
+#include "codec/block_layout.hpp"
+#include "engine/bounded_operation.hpp"
 #include "engine/comm_registry.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/context.hpp"
 #include "engine/engine.hpp"
-#include "engine/bounded_operation.hpp"
 #include "engine/tar_operation.hpp"
 #include "policy/eligibility.hpp"
 #include "telemetry/log.hpp"
@@ -10,7 +11,9 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <mutex>
 #include <thread>
 
@@ -37,17 +40,74 @@ void maybe_delay(CommState::Bounded &b) {
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_delay_ms));
 }
 
-int bounded_allreduce(CommState &comm, const float *in, float *out, std::size_t count) {
+// The MPI error code OPTIREDUCE_ON_EXCESS_LOSS=error returns: its own class, so that
+// MPI_Error_string tells the user what happened and which knob to change.
+int excess_loss_error_code() {
+    static int code = MPI_ERR_OTHER;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        int cls = 0, c = 0;
+        if (PMPI_Add_error_class(&cls) != MPI_SUCCESS || PMPI_Add_error_code(cls, &c) != MPI_SUCCESS) return;
+        static const char text[] =
+            "optireduce: a bounded allreduce lost more than OPTIREDUCE_MAX_LOSS of its entries; the result is "
+            "an estimate. Raise OPTIREDUCE_MAX_LOSS or OPTIREDUCE_TIMEOUT_MS, or set "
+            "OPTIREDUCE_ON_EXCESS_LOSS=warn or exact";
+        PMPI_Add_error_string(c, text);
+        code = c;
+    });
+    return code;
+}
+
+void record(CommState &comm, OpReport r) {
+    ProcessStats &ps = process_stats();
+    {
+        std::lock_guard lock(comm.report_mutex);
+        r.ops = comm.last_op.ops + 1;
+        comm.last_op = r;
+    }
+    if (r.path != OpPath::bounded) return;
+    if (r.hadamard) bump(ps.hadamard_calls);
+    if (r.excess) bump(ps.excess_loss_calls);
+    add_estimate(ps, r.error_estimate, r.drift_estimate);
+}
+
+// OPTIREDUCE_ON_EXCESS_LOSS=exact: whether this operation runs through the underlying MPI. Every
+// rank must take the same path, and only the ranks that saw the excess know of it: one small
+// allreduce per operation agrees (the price the knob's documentation states).
+bool agree_on_reliable(CommState &comm) {
+    CommState::Bounded &b = *comm.bounded;
+    int want = b.reliable_left > 0 ? 1 : 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MAX, comm.comm);
+    if (b.reliable_left > 0) --b.reliable_left;
+    return want != 0;
+}
+
+int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
+    const Config &cfg = context().config;
+    CommState::Bounded &b = *comm.bounded;
+    const float *in = static_cast<const float *>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
+    float *out = static_cast<float *>(recvbuf);
     const auto t0 = std::chrono::steady_clock::now();
-    maybe_delay(*comm.bounded);
+    // Counts beyond int cannot go through PMPI_Allreduce here; they stay on the bounded path.
+    if (cfg.on_excess_loss == ExcessLoss::exact && count <= static_cast<std::size_t>(INT_MAX) && agree_on_reliable(comm)) {
+        const int rc = PMPI_Allreduce(sendbuf, recvbuf, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm.comm);
+        bump(process_stats().reliable_calls);
+        OpReport r;
+        r.count = count;
+        r.path = OpPath::reliable;
+        record(comm, r);
+        return rc;
+    }
+    maybe_delay(b);
+    const BlockLayout layout = plan_layout(count, comm.size, b.hadamard, cfg.hadamard_block);
     std::string error;
-    Staging *staging = comm.acquire_staging(count, &error);
+    Staging *staging = comm.acquire_staging(layout.padded, layout.max_shard(), layout.transform ? layout.padded : 0, &error);
     if (!staging) {
         OPTIREDUCE_LOG(error, "allreduce of %zu floats: %s", count, error.c_str());
         PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_NO_MEM);
         return MPI_ERR_NO_MEM;
     }
-    BoundedOperation op(comm, *staging, in, out, count);
+    BoundedOperation op(comm, *staging, layout, in, out);
     error = op.run();
     comm.release_staging(staging);
     if (!error.empty()) {
@@ -58,14 +118,43 @@ int bounded_allreduce(CommState &comm, const float *in, float *out, std::size_t 
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
     bump(process_stats().bounded_calls);
     process_stats().record_engine_call(count * sizeof(float), static_cast<std::uint64_t>(ns.count()));
+
+    OpReport r = op.report();
+    r.excess = r.loss() > cfg.max_loss;
+    record(comm, r);
+    if (!r.excess) {
+        b.reliable_run = 0;  // back under the budget: the next excess starts from the shortest run
+        return MPI_SUCCESS;
+    }
+    // Rate-limited: the first excess and then every 100th, so a lossy job does not flood stderr.
+    if (b.excess_warnings++ % 100 == 0)
+        OPTIREDUCE_LOG(warn,
+                       "allreduce %llu of %zu floats lost %.2f%% of its entries (OPTIREDUCE_MAX_LOSS=%g), estimated "
+                       "relative error %.3g; %llu such operations so far on this communicator",
+                       static_cast<unsigned long long>(r.ops), count, 100.0 * r.loss(), cfg.max_loss, r.error_estimate,
+                       static_cast<unsigned long long>(b.excess_warnings));
+    switch (cfg.on_excess_loss) {
+    case ExcessLoss::warn: return MPI_SUCCESS;
+    case ExcessLoss::error: {
+        const int code = excess_loss_error_code();
+        PMPI_Comm_call_errhandler(comm.comm, code);
+        return code;
+    }
+    case ExcessLoss::exact:
+        // Wider deadlines for when bounded operations resume, and a run of reliable ones that
+        // doubles (4, 8, ... 64) while the loss stays above the budget.
+        b.deadlines.widen_all(2.0);
+        b.reliable_run = std::min(64, std::max(4, 2 * b.reliable_run));
+        b.reliable_left = b.reliable_run;
+        return MPI_SUCCESS;
+    }
     return MPI_SUCCESS;
 }
-
 }  // namespace
 
 int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
+    if (comm.bounded) return bounded_allreduce(comm, sendbuf, recvbuf, count);
     const float *in = static_cast<const float *>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
-    if (comm.bounded) return bounded_allreduce(comm, in, static_cast<float *>(recvbuf), count);
     const auto t0 = std::chrono::steady_clock::now();
     RdmEndpoint &ep = *comm.endpoint;
 
@@ -115,6 +204,10 @@ int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::s
 
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
     process_stats().record_engine_call(count * sizeof(float), static_cast<std::uint64_t>(ns.count()));
+    OpReport r;
+    r.count = count;
+    r.path = OpPath::exact;
+    record(comm, r);
     return MPI_SUCCESS;
 }
 

@@ -1,5 +1,6 @@
 #include "engine/bounded_operation.hpp"
 
+#include "codec/block_layout.hpp"
 #include "codec/estimators.hpp"
 #include "codec/reduce.hpp"
 #include "codec/sharding.hpp"
@@ -39,17 +40,21 @@ Clock::time_point after_ms(Clock::time_point t, double ms) {
 
 }  // namespace
 
-BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const float *in, float *out, std::size_t n)
+BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, const float *in,
+                                   float *out)
     : comm_(comm),
       b_(*comm.bounded),
       router_(comm.bounded->channel->router),
+      layout_(layout),
       in_(in),
       out_(out),
-      n_(n),
+      n_(layout.n),
+      transformed_(staging.wire.data()),
+      wire_(layout.transform ? transformed_ : in),
       result_(staging.result.data()),
       incoming_(staging.incoming.data()),
       seq_(comm.next_seq++),
-      own_(shard_of(n, comm.size, comm.rank)),
+      own_(layout.shard(comm.rank)),
       sent_bytes_(static_cast<std::size_t>(comm.size), 0),
       send_seconds_(static_cast<std::size_t>(comm.size), 0) {
     const int N = comm.size, me = comm.rank;
@@ -57,6 +62,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const floa
     rx_.seq = seq_;
     rx_.floats_per_datagram = F;
     rx_.loss_hint.assign(static_cast<std::size_t>(N), 0);
+    rx_.shard_error.assign(static_cast<std::size_t>(N), 0);
     std::vector<std::uint32_t> chunks[2];
     for (int p = 0; p < 2; ++p) {
         rx_.dest[p].assign(static_cast<std::size_t>(N), nullptr);
@@ -71,7 +77,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const floa
         rx_.length[0][i] = own_.count;
         chunks[0][i] = static_cast<std::uint32_t>(segment_count(own_.count, F));
         // Phase 2: s's reduced shard, in place in `result`.
-        const Range theirs = shard_of(n, N, s);
+        const Range theirs = layout_.shard(s);
         rx_.dest[1][i] = result_ + theirs.offset;
         rx_.length[1][i] = theirs.count;
         chunks[1][i] = static_cast<std::uint32_t>(segment_count(theirs.count, F));
@@ -82,6 +88,12 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const floa
 
 std::string BoundedOperation::run() {
     const std::size_t bytes = n_ * sizeof(float);
+    report_.count = n_;
+    report_.hadamard = layout_.transform;
+    // Into the wire layout before the clock of phase 1 starts: the transform is local work,
+    // not time the peers' data can be late by.
+    if (layout_.transform)
+        encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
     // Whatever happens below, the router forgets this operation before staging is reused.
     struct Closer {
         DgramRouter &r;
@@ -134,8 +146,8 @@ std::string BoundedOperation::send_phase(int phase, Clock::time_point limit) {
     streams.reserve(static_cast<std::size_t>(N - 1));
     for (int k = 1; k < N; ++k) {
         const int p = staggered_peer(me, N, k);
-        const Range r = phase == 0 ? shard_of(n_, N, p) : own_;
-        const float *src = phase == 0 ? in_ + r.offset : result_ + own_.offset;
+        const Range r = phase == 0 ? layout_.shard(p) : own_;
+        const float *src = phase == 0 ? wire_ + r.offset : result_ + own_.offset;
         streams.push_back({p, src, r.count, static_cast<std::uint32_t>(segment_count(r.count, F))});
     }
 
@@ -146,6 +158,7 @@ std::string BoundedOperation::send_phase(int phase, Clock::time_point limit) {
     h.seq = seq_;
     h.src_rank = static_cast<std::uint32_t>(me);
     h.loss_hint = b_.loss_hint;
+    h.shard_error = phase == 1 ? own_shard_error_ : 0;
     h.sender_estimate_us = static_cast<std::uint32_t>(
         std::min(b_.deadlines.expected_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
     std::array<std::byte, wire::kHeaderBytes> hdr;
@@ -277,22 +290,67 @@ void BoundedOperation::reduce_own_shard() {
     const int N = comm_.size, me = comm_.rank;
     const std::size_t F = b_.floats_per_datagram;
     const ChunkBitmap &map = rx_.map[0];
-    std::vector<const float *> terms;
+    std::vector<const float *> terms, peers;
     terms.reserve(static_cast<std::size_t>(N));
+    peers.reserve(static_cast<std::size_t>(N));
     const auto chunks = static_cast<std::uint32_t>(segment_count(own_.count, F));
     for (std::uint32_t c = 0; c < chunks; ++c) {
         const Range g = segment_of(own_.count, F, c);
-        // Terms in rank order, our own at our rank: the same bits for the same arrivals.
+        const float *own = wire_ + own_.offset + g.offset;
         terms.clear();
+        peers.clear();
         for (int s = 0; s < N; ++s) {
             const auto i = static_cast<std::size_t>(s);
-            if (s == me) terms.push_back(in_ + own_.offset + g.offset);
-            else if (map.test(i, c)) terms.push_back(incoming_ + i * own_.count + g.offset);
+            if (s == me) terms.push_back(own);
+            else if (map.test(i, c)) {
+                terms.push_back(incoming_ + i * own_.count + g.offset);
+                peers.push_back(terms.back());
+            }
         }
         float *dst = result_ + own_.offset + g.offset;
-        sum_in_order(terms, dst, g.count);
-        rescale_partial_sum(dst, g.count, static_cast<int>(terms.size()), N);
+        if (peers.size() + 1 == static_cast<std::size_t>(N)) {
+            // Terms in rank order, our own at our rank: the same bits as exact mode.
+            sum_in_order(terms, dst, g.count);
+        } else {
+            estimate_partial_sum(own, peers, N, dst, g.count);
+            lossy_.push_back({g.count, static_cast<int>(peers.size())});
+        }
     }
+    if (lossy_.empty()) return;
+    const double s2 = sigma2();
+    for (const LossyChunk &l : lossy_) own_error_sq_ += partial_sum_error_sq(l.len, N, l.peers, s2);
+    const double norm2 = sum_squares(result_ + own_.offset, own_.count);
+    own_shard_error_ = wire::to_half(norm2 > 0 ? static_cast<float>(std::sqrt(own_error_sq_ / norm2)) : 65504.0f);
+}
+
+double BoundedOperation::sigma2() {
+    if (sigma2_ >= 0) return sigma2_;
+    // Every 8th chunk is plenty for one number per operation, and costs an eighth of a pass.
+    constexpr std::uint32_t kStride = 8;
+    const int N = comm_.size, me = comm_.rank;
+    const std::size_t F = b_.floats_per_datagram;
+    const ChunkBitmap &map = rx_.map[0];
+    const auto chunks = static_cast<std::uint32_t>(segment_count(own_.count, F));
+    SpreadSample sample;
+    std::vector<const float *> terms;
+    for (std::uint32_t stride : {kStride, 1u}) {
+        for (std::uint32_t c = 0; c < chunks; c += stride) {
+            const Range g = segment_of(own_.count, F, c);
+            terms.clear();
+            for (int s = 0; s < N; ++s) {
+                const auto i = static_cast<std::size_t>(s);
+                if (s == me) terms.push_back(wire_ + own_.offset + g.offset);
+                else if (map.test(i, c)) terms.push_back(incoming_ + i * own_.count + g.offset);
+            }
+            sample.add(terms, g.count);
+        }
+        if (sample.coords > 0) break;  // else: nothing sampled had two terms; try every chunk
+    }
+    // Nothing to compare with at all (every peer lost): our own values' mean square stands in.
+    sigma2_ = sample.coords > 0  ? sample.sigma2()
+              : own_.count > 0 ? sum_squares(wire_ + own_.offset, own_.count) / static_cast<double>(own_.count)
+                               : 0;
+    return sigma2_;
 }
 
 void BoundedOperation::finish_phase(int phase, Close how) {
@@ -310,6 +368,8 @@ void BoundedOperation::finish_phase(int phase, Close how) {
         const auto world = static_cast<std::size_t>(b_.world_ranks[i]);
         bump(ps.late_phases_by_rank[std::min(world, ProcessStats::kTrackedRanks - 1)]);
     }
+    report_.expected += expected;
+    report_.lost += lost;
     bump(phase == 0 ? ps.entries_expected_rs : ps.entries_expected_ag, expected);
     bump(phase == 0 ? ps.entries_lost_rs : ps.entries_lost_ag, lost);
     bump(how == Close::complete ? ps.phases_complete : how == Close::early ? ps.phases_early_close : ps.phases_deadline);
@@ -329,15 +389,41 @@ void BoundedOperation::fill_and_copy_out() {
     for (int s = 0; s < N; ++s) {
         const auto i = static_cast<std::size_t>(s);
         if (s == me || map.received(i) == map.chunks(i)) continue;
-        const Range theirs = shard_of(n_, N, s);
+        const Range theirs = layout_.shard(s);
         for (std::uint32_t c = 0; c < map.chunks(i); ++c) {
             if (map.test(i, c)) continue;
             const Range g = segment_of(theirs.count, F, c);
-            fill_from_own(in_ + theirs.offset + g.offset, result_ + theirs.offset + g.offset, g.count, N);
+            fill_from_own(wire_ + theirs.offset + g.offset, result_ + theirs.offset + g.offset, g.count, N);
+            fill_error_sq_ += fill_error_sq(g.count, N, sigma2());
         }
     }
-    // One copy into the user's buffer, after every read of the input (MPI_IN_PLACE aliases them).
-    std::memcpy(out_, result_, n_ * sizeof(float));
+    estimate_error();
+    // One write into the user's buffer, after every read of the input (MPI_IN_PLACE aliases
+    // them): the inverse transform, or a copy.
+    if (layout_.transform) decode(layout_, result_, out_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
+    else std::memcpy(out_, result_, n_ * sizeof(float));
+}
+
+void BoundedOperation::estimate_error() {
+    const int N = comm_.size;
+    bool any = own_error_sq_ > 0 || fill_error_sq_ > 0;
+    for (std::uint16_t e : rx_.shard_error) any = any || e != 0;
+    if (!any) return;  // nothing was lost anywhere we know of: the estimate is 0, no pass needed
+    // Norms in the wire domain equal the result's (the transform is orthonormal). A shard's
+    // owner sent its relative error; it applies to the part of the shard that reached us.
+    double total2 = 0, err2 = own_error_sq_ + fill_error_sq_;
+    for (int s = 0; s < N; ++s) {
+        const Range r = layout_.shard(s);
+        const double n2 = sum_squares(result_ + r.offset, r.count);
+        total2 += n2;
+        const auto i = static_cast<std::size_t>(s);
+        if (s == comm_.rank || rx_.shard_error[i] == 0 || rx_.map[1].chunks(i) == 0) continue;
+        const double rel = wire::from_half(rx_.shard_error[i]);
+        const double got = static_cast<double>(rx_.map[1].received(i)) / static_cast<double>(rx_.map[1].chunks(i));
+        err2 += rel * rel * n2 * got;
+    }
+    report_.error_estimate = total2 > 0 ? std::sqrt(err2 / total2) : 0;
+    report_.drift_estimate = total2 > 0 ? std::sqrt(fill_error_sq_ / total2) : 0;
 }
 
 void BoundedOperation::learn() {

@@ -1,23 +1,31 @@
 // One bounded-time Transpose AllReduce (DESIGN.md sections 4-6) over the datagram channel.
 //
-// Phase 1 (reduce-scatter): this rank sends shard j of its input to rank j in datagrams,
+// The vector first goes into its wire layout (codec/block_layout.hpp): with the randomized
+// Hadamard transform on, random signs and an orthonormal transform per block, shards of whole
+// blocks, blocks interleaved inside each shard; without it, the input as is.
+//
+// Phase 1 (reduce-scatter): this rank sends shard j of its wire vector to rank j in datagrams,
 // destinations interleaved and paced per destination. The phase closes when every contribution
 // to our shard arrived, when every sender's tail datagram arrived and the link has been quiet for
 // a fraction of the expected completion time (early close), or at the phase deadline, whichever
-// comes first. Each chunk of our shard is then the sum of the contributions that arrived,
-// rescaled by N / contributors. Phase 2 (all-gather): our reduced shard goes to every rank;
-// the phase closes the same way, and a reduced chunk that did not arrive is filled with our own
-// contribution times N. No barrier before either phase: datagrams that arrive before this rank
-// opened the operation are held by the router and replayed.
+// comes first. Each chunk of our shard is then our own contribution plus the peers' that
+// arrived, rescaled to stand for all peers (codec/estimators.hpp). Phase 2 (all-gather): our
+// reduced shard goes to every rank; the phase closes the same way, and a reduced chunk that did
+// not arrive is filled with our own contribution times N. No barrier before either phase:
+// datagrams that arrive before this rank opened the operation are held by the router and
+// replayed. The inverse transform runs at every rank over the whole vector (docs/benchmarks.md
+// explains why there rather than at each shard's owner).
 //
 // The result is written to the user's buffer once, after both phases closed; nothing from the
 // network can reach it after the call returned, because the router only places into staging of
-// open operations.
+// open operations. Alongside, the operation estimates the error it introduced (OpReport).
 #pragma once
 
+#include "codec/block_layout.hpp"
 #include "codec/sharding.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/dgram_router.hpp"
+#include "engine/op_report.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -28,12 +36,14 @@ namespace optireduce {
 
 class BoundedOperation {
 public:
-    BoundedOperation(CommState &comm, Staging &staging, const float *in, float *out, std::size_t n);
+    BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, const float *in, float *out);
     BoundedOperation(const BoundedOperation &) = delete;
     BoundedOperation &operator=(const BoundedOperation &) = delete;
 
     // Runs the whole operation on the calling thread; returns an empty string or what failed.
     std::string run();
+    // After run(): what it lost and the error it estimates it introduced.
+    const OpReport &report() const { return report_; }
 
 private:
     enum class Close { complete, early, deadline };
@@ -44,14 +54,19 @@ private:
     void reduce_own_shard();
     void finish_phase(int phase, Close how);
     void fill_and_copy_out();
+    void estimate_error();
+    double sigma2();  // the between-rank spread of our shard's contributions, sampled lazily
     void learn();
 
     CommState &comm_;
     CommState::Bounded &b_;
     DgramRouter &router_;
+    const BlockLayout &layout_;
     const float *in_;
     float *out_;
     std::size_t n_;
+    float *transformed_;  // staging for our transformed contribution (transform only)
+    const float *wire_;   // our contribution in the wire layout: transformed_ or in_
     float *result_;
     float *incoming_;
     std::uint32_t seq_;
@@ -62,6 +77,18 @@ private:
     std::vector<double> send_seconds_;
     double phase_ms_[2] = {0, 0};
     double last_arrival_ms_[2] = {0, 0};
+    // Error bookkeeping (squared, absolute, in the wire domain, whose norm is the result's:
+    // the transform is orthonormal).
+    struct LossyChunk {
+        std::size_t len;
+        int peers;
+    };
+    std::vector<LossyChunk> lossy_;  // of our shard, phase 1
+    double own_error_sq_ = 0;        // phase 1, our shard
+    double fill_error_sq_ = 0;       // phase 2, our fills
+    double sigma2_ = -1;             // < 0: not sampled yet
+    std::uint16_t own_shard_error_ = 0;  // what our phase-2 datagrams carry
+    OpReport report_;
 };
 
 }  // namespace optireduce

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string_view>
 #include <cstdint>
 #include <vector>
 
@@ -35,12 +36,23 @@ void disable(CommState &st, std::string reason) {
 void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     auto b = std::make_unique<CommState::Bounded>();
     b->channel = &channel;
-    std::uint64_t nonce = 0;
+    const Config &cfg = ctx.config;
+    // Rank 0 draws the nonce, and the seed of the transform's random signs: the nonce too, unless
+    // a test fixed OPTIREDUCE_FAULT_SEED, so that its runs repeat. Everyone takes rank 0's.
+    std::uint64_t words[2] = {0, 0};
     if (st.rank == 0) {
         std::random_device rd;
-        nonce = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+        words[0] = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+        const bool seed_fixed = std::any_of(cfg.values.begin(), cfg.values.end(), [](const KnobValue &v) {
+            return std::string_view(v.spec->name) == "OPTIREDUCE_FAULT_SEED" && v.source == Source::environment;
+        });
+        words[1] = seed_fixed ? cfg.fault_seed : words[0];
     }
-    PMPI_Bcast(&nonce, 1, MPI_UINT64_T, 0, st.comm);
+    PMPI_Bcast(words, 2, MPI_UINT64_T, 0, st.comm);
+    const std::uint64_t nonce = words[0];
+    b->sign_seed = words[1];
+    // Bounded mode runs here over the datagram channel, where data can be lost: auto means on.
+    b->hadamard = cfg.hadamard != Hadamard::off;
     b->key = {nonce, st.comm_id};
     std::uint64_t payload = (channel.endpoint->max_datagram() - wire::kHeaderBytes) / sizeof(float);
     PMPI_Allreduce(MPI_IN_PLACE, &payload, 1, MPI_UINT64_T, MPI_MIN, st.comm);
@@ -51,7 +63,6 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     channel.router.add_comm(b->key, st.rank, st.size, b->peers);
     b->world_ranks.resize(static_cast<std::size_t>(st.size));
     PMPI_Allgather(&ctx.world_rank, 1, MPI_INT, b->world_ranks.data(), 1, MPI_INT, st.comm);
-    const Config &cfg = ctx.config;
     b->deadlines = DeadlineController(
         DeadlineSettings{cfg.target_loss, cfg.timeout_min_ms, cfg.timeout_max_ms, cfg.timeout_ms});
     b->pacer = SendPacer(st.size);

@@ -6,6 +6,7 @@
 #include "engine/deadline_controller.hpp"
 #include "engine/dgram_router.hpp"
 #include "engine/fault_rng.hpp"
+#include "engine/op_report.hpp"
 #include "engine/send_pacer.hpp"
 #include "engine/staging.hpp"
 #include "policy/eligibility.hpp"
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,13 +52,32 @@ public:
         SendPacer pacer{0};
         std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers
         FaultRng faults;             // OPTIREDUCE_FAULT_DUPLICATE and _DELAY decisions
+        // Accuracy under loss: agreed at setup.
+        bool hadamard = false;        // OPTIREDUCE_HADAMARD resolved for this communicator
+        std::uint64_t sign_seed = 0;  // rank 0's: the job seed of the random signs
+        // OPTIREDUCE_ON_EXCESS_LOSS=exact: operations this rank still asks to run through the
+        // underlying MPI, and how many the next excess asks for (doubles while loss stays high).
+        int reliable_left = 0;
+        int reliable_run = 0;
+        std::uint64_t excess_warnings = 0;
     };
     std::unique_ptr<Bounded> bounded;
+
+    // The last operation's report, written by the thread that ran it, read by any thread.
+    mutable std::mutex report_mutex;
+    OpReport last_op;
+    void set_report(const OpReport &r) {
+        std::lock_guard lock(report_mutex);
+        last_op = r;
+    }
 
     CommFacts facts() const { return {intracomm, size, enabled, min_bytes}; }
 
     // A free set of staging buffers big enough for n floats, or nullptr with *error set.
     Staging *acquire_staging(std::size_t n, std::string *error);
+    // The same for bounded mode's layout: a result (wire) vector, one shard per rank for the
+    // reduce-scatter, and `wire` floats for the transformed input (0: none).
+    Staging *acquire_staging(std::size_t result, std::size_t shard, std::size_t wire, std::string *error);
     void release_staging(Staging *s) { s->busy = false; }
 
 private:

@@ -76,3 +76,11 @@ void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::
 }
 
 }  // namespace optireduce
+
+namespace optireduce {
+
+void DeadlineController::widen_all(double factor) {
+    for (auto &[key, st] : states_) st.multiple = std::min(st.multiple * factor, kMaxMultiple);
+}
+
+}  // namespace optireduce

@@ -57,6 +57,10 @@ public:
     // a single datagram, whose sender looks silent at the deadline.
     void observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected);
 
+    // Every size's deadline times `factor` (clamped): OPTIREDUCE_ON_EXCESS_LOSS=exact, after an
+    // operation lost more than the user's budget.
+    void widen_all(double factor);
+
     static int size_class(std::size_t bytes);  // log2 bucket
 
 private:

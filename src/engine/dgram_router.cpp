@@ -132,6 +132,7 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     std::memcpy(op.dest[p][s] + g.offset, payload.data(), payload.size());
     op.last_arrival[p] = Clock::now();
     op.loss_hint[s] = h.loss_hint;
+    if (p == 1) op.shard_error[s] = h.shard_error;
     // Wake the owner only when its wait condition may have changed.
     if (map.complete() || map.all_tails()) changed_.notify_all();
 }

@@ -41,6 +41,7 @@ struct OpReceive {
     bool open[2] = {true, true};
     Clock::time_point last_arrival[2]{};
     std::vector<std::uint8_t> loss_hint;  // latest reported by each sender
+    std::vector<std::uint16_t> shard_error;  // phase 2: each owner's error of its shard (binary16)
     // Set by the owner when it closes a phase: datagrams that arrive within `near_window` after
     // `closed_at` are near misses, a sign the deadline was a little short. A straggler's arrive
     // much later and do not count.

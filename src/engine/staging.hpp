@@ -33,9 +33,9 @@ private:
 // The buffers of one in-flight operation: `result` holds the whole output vector (peer shards
 // from the all-gather, this rank's reduced shard), `incoming` one shard-sized slot per peer for
 // the reduce-scatter, `input` a copy of the caller's data when the provider needs registered
-// send buffers (FI_MR_LOCAL).
+// send buffers (FI_MR_LOCAL), `wire` bounded mode's transformed input (codec/block_layout).
 struct Staging {
-    StagingBuffer result, incoming, input;
+    StagingBuffer result, incoming, input, wire;
     bool busy = false;
 };
 

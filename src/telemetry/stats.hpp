@@ -26,6 +26,9 @@ struct ProcessStats {
     std::atomic<std::uint64_t> datagrams_sent{0}, datagrams_late{0}, datagrams_duplicate{0};
     std::atomic<std::uint64_t> datagrams_invalid{0}, datagrams_held{0}, datagrams_held_dropped{0};
     std::atomic<std::uint64_t> datagrams_fault_dropped{0};
+    // Accuracy under loss.
+    std::atomic<std::uint64_t> hadamard_calls{0}, excess_loss_calls{0}, reliable_calls{0};
+    std::atomic<double> error_estimate_sum{0}, error_estimate_max{0}, drift_estimate_max{0};
     // Phases in which a peer's stream was incomplete when this rank closed them, by the peer's
     // world rank (the last slot counts every rank beyond): the "slowest peers" of the summary.
     static constexpr std::size_t kTrackedRanks = 1024;
@@ -45,6 +48,9 @@ inline ProcessStats &process_stats() { return g_process_stats; }
 inline void bump(std::atomic<std::uint64_t> &counter, std::uint64_t by = 1) {
     counter.fetch_add(by, std::memory_order_relaxed);
 }
+
+// One bounded operation's error estimates into the sum and the maxima.
+void add_estimate(ProcessStats &s, double error, double drift);
 
 // The pass-through path's only bookkeeping: a relaxed load and store, no locked instruction.
 // Under MPI_THREAD_MULTIPLE two threads passing through at the same instant may lose one count;

@@ -1,5 +1,8 @@
 #include "transport/wire_header.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace optireduce::wire {
 namespace {
 
@@ -16,7 +19,7 @@ enum Offset : std::size_t {
     kOffSrc = 24,
     kOffChunk = 28,
     kOffLen = 32,
-    kOffReserved2 = 34,
+    kOffShardError = 34,
     kOffEstimate = 36,
 };
 static_assert(kOffEstimate + 4 == kHeaderBytes);
@@ -49,8 +52,38 @@ void encode(const Header &h, std::span<std::byte, kHeaderBytes> out) {
     put<std::uint32_t>(out, kOffSrc, h.src_rank);
     put<std::uint32_t>(out, kOffChunk, h.chunk);
     put<std::uint16_t>(out, kOffLen, h.payload_len);
-    put<std::uint16_t>(out, kOffReserved2, 0);
+    put<std::uint16_t>(out, kOffShardError, h.shard_error);
     put<std::uint32_t>(out, kOffEstimate, h.sender_estimate_us);
+}
+
+// binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. Written out rather than using F16C,
+// which not every x86 CPU has and other architectures spell differently.
+std::uint16_t to_half(float v) {
+    if (!(v > 0)) return 0;  // also NaN
+    if (v >= 65504.0f) return 0x7bff;
+    int e = 0;
+    const float m = std::frexp(v, &e);  // v = m * 2^e, m in [0.5, 1)
+    if (e > -14) {                      // normal: v = (1 + f/1024) * 2^(e-1)
+        auto f = static_cast<std::uint32_t>(std::lround((m * 2.0f - 1.0f) * 1024.0f));
+        int be = e - 1 + 15;
+        if (f == 1024) {  // rounded up into the next binade
+            f = 0;
+            ++be;
+        }
+        if (be >= 31) return 0x7bff;
+        return static_cast<std::uint16_t>(be << 10 | f);
+    }
+    // Subnormal: v = f/1024 * 2^-14; f = 1024 rounds up to 0x400, the smallest normal.
+    return static_cast<std::uint16_t>(std::lround(std::ldexp(v, 24)));
+}
+
+float from_half(std::uint16_t h) {
+    const int e = (h >> 10) & 0x1f, f = h & 0x3ff;
+    float v;
+    if (e == 0) v = std::ldexp(static_cast<float>(f), -24);
+    else if (e == 31) v = f ? NAN : INFINITY;
+    else v = std::ldexp(1.0f + static_cast<float>(f) / 1024.0f, e - 15);
+    return (h & 0x8000) ? -v : v;
 }
 
 const char *to_string(DecodeError e) {
@@ -76,7 +109,7 @@ Decoded decode(std::span<const std::byte> d) {
         return {std::nullopt, DecodeError::bad_phase};
     h.phase = static_cast<Phase>(phase);
     h.flags = get<std::uint8_t>(d, kOffFlags);
-    if ((h.flags & ~kKnownFlags) != 0 || get<std::uint16_t>(d, kOffReserved2) != 0)
+    if ((h.flags & ~kKnownFlags) != 0)
         return {std::nullopt, DecodeError::reserved_set};
     h.loss_hint = get<std::uint8_t>(d, kOffLossHint);
     h.job_nonce = get<std::uint64_t>(d, kOffNonce);
@@ -85,6 +118,7 @@ Decoded decode(std::span<const std::byte> d) {
     h.src_rank = get<std::uint32_t>(d, kOffSrc);
     h.chunk = get<std::uint32_t>(d, kOffChunk);
     h.payload_len = get<std::uint16_t>(d, kOffLen);
+    h.shard_error = get<std::uint16_t>(d, kOffShardError);
     h.sender_estimate_us = get<std::uint32_t>(d, kOffEstimate);
     if (static_cast<std::size_t>(h.payload_len) != d.size() - kHeaderBytes) return {std::nullopt, DecodeError::bad_length};
     return {h, DecodeError::too_short};

@@ -13,7 +13,7 @@
 namespace optireduce::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
-inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::uint8_t kVersion = 2;  // 2: bytes 34-35 carry shard_error
 inline constexpr std::size_t kHeaderBytes = 40;
 
 enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2 };
@@ -35,10 +35,19 @@ struct Header {
     std::uint32_t src_rank = 0;     // sender's rank in the communicator
     std::uint32_t chunk = 0;        // datagram index within (phase, sender -> receiver) stream
     std::uint16_t payload_len = 0;  // bytes after the header
+    // All-gather only (0 in the reduce-scatter): the sender's estimate of the relative error
+    // of the reduced shard it sends, ||estimate - exact|| / ||estimate||, as IEEE binary16.
+    // Receivers add it into their own error estimate without any extra message.
+    std::uint16_t shard_error = 0;
     std::uint32_t sender_estimate_us = 0;  // sender's expected phase completion time
 
     bool operator==(const Header &) const = default;
 };
+
+// IEEE binary16 from/to float, for shard_error: round to nearest, saturating at 65504, NaN
+// and negative values as 0 (an error estimate is never negative).
+std::uint16_t to_half(float v);
+float from_half(std::uint16_t h);
 
 // Writes kHeaderBytes into out (which must hold at least that many bytes).
 void encode(const Header &h, std::span<std::byte, kHeaderBytes> out);

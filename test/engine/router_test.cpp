@@ -52,6 +52,7 @@ struct Fixture : ::testing::Test {
         o.seq = seq;
         o.floats_per_datagram = kF;
         o.loss_hint.assign(3, 0);
+        o.shard_error.assign(3, 0);
         const std::vector<std::uint32_t> chunks{0, 3, 3};
         for (int p = 0; p < 2; ++p) {
             o.dest[p] = {nullptr, slots.data() + 10, slots.data() + 20};

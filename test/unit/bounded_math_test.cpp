@@ -1,5 +1,4 @@
-// The pure pieces of bounded mode: the loss bitmap, the estimators and the send pacer.
-#include "codec/estimators.hpp"
+// The pure pieces of bounded mode: the loss bitmap and the send pacer (estimators: estimators_test.cpp).
 #include "engine/chunk_bitmap.hpp"
 #include "engine/send_pacer.hpp"
 
@@ -35,39 +34,6 @@ TEST(ChunkBitmap, CountsArrivalsRejectsDuplicatesAndTracksTails) {
     EXPECT_TRUE(m.set(2, 0, false));
     EXPECT_FALSE(m.test(0, 0));
     EXPECT_FALSE(m.test(0, 2));
-}
-
-TEST(Estimators, RescaledPartialSumIsUnbiasedForEqualContributions) {
-    // 3 of 4 ranks contributed 2.5 each: the estimate of the 4-rank sum is exact.
-    std::vector<float> sum(10, 7.5f);
-    rescale_partial_sum(sum.data(), sum.size(), 3, 4);
-    for (float v : sum) EXPECT_FLOAT_EQ(v, 10.0f);
-    std::vector<float> full(4, 1.0f);
-    rescale_partial_sum(full.data(), full.size(), 4, 4);  // nothing lost: untouched
-    for (float v : full) EXPECT_EQ(v, 1.0f);
-}
-
-// Over every subset of contributors, each equally likely to be lost, the mean of the rescaled
-// estimates equals the true sum (the unbiasedness the estimator promises).
-TEST(Estimators, RescalingIsUnbiasedOverRandomLossOfOneContributor) {
-    const std::vector<float> x{1.0f, -4.0f, 2.5f, 8.0f};
-    const float truth = 7.5f;
-    double mean = 0;
-    for (std::size_t lost = 0; lost < x.size(); ++lost) {
-        float s = 0;
-        for (std::size_t i = 0; i < x.size(); ++i)
-            if (i != lost) s += x[i];
-        rescale_partial_sum(&s, 1, 3, 4);
-        mean += s / 4.0;
-    }
-    EXPECT_NEAR(mean, truth, 1e-5);
-}
-
-TEST(Estimators, FillFromOwnScalesByRanks) {
-    const std::vector<float> own{1.0f, -2.0f, 0.5f};
-    std::vector<float> dst(3);
-    fill_from_own(own.data(), dst.data(), dst.size(), 4);
-    EXPECT_EQ(dst, (std::vector<float>{4.0f, -8.0f, 2.0f}));
 }
 
 TEST(SendPacer, BacksOffOnOverloadLossAndRecoversToUnpaced) {

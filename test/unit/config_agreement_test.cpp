@@ -28,7 +28,9 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_TIMEOUT_MS", "20"},      {"OPTIREDUCE_FAULT_DROP", "0.05"},
     {"OPTIREDUCE_FAULT_DUPLICATE", "0.1"}, {"OPTIREDUCE_FAULT_DELAY_RANK", "1"},
     {"OPTIREDUCE_FAULT_DELAY_MS", "100"}, {"OPTIREDUCE_FAULT_DELAY_PROB", "0.2"},
-    {"OPTIREDUCE_FAULT_SEED", "7"},
+    {"OPTIREDUCE_FAULT_SEED", "7"},       {"OPTIREDUCE_HADAMARD", "off"},
+    {"OPTIREDUCE_HADAMARD_BLOCK", "1024"}, {"OPTIREDUCE_MAX_LOSS", "0.2"},
+    {"OPTIREDUCE_ON_EXCESS_LOSS", "exact"},
 };
 
 TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
@@ -36,7 +38,8 @@ TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
     for (const char *n : Config::agreement_names()) names.emplace_back(n);
     EXPECT_EQ(names, (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES",
                                                "OPTIREDUCE_PROVIDER", "OPTIREDUCE_SEGMENT_BYTES",
-                                               "OPTIREDUCE_DGRAM_PROVIDER"}));
+                                               "OPTIREDUCE_DGRAM_PROVIDER", "OPTIREDUCE_HADAMARD",
+                                               "OPTIREDUCE_HADAMARD_BLOCK", "OPTIREDUCE_ON_EXCESS_LOSS"}));
     EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
 }
 

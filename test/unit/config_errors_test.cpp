@@ -72,6 +72,23 @@ TEST(ConfigErrors, BytesOutOfRange) {
     expect_rejected("OPTIREDUCE_MIN_BYTES", "1025G");
 }
 
+TEST(ConfigErrors, HadamardBlockMustBeAPowerOfTwoInRange) {
+    expect_rejected("OPTIREDUCE_HADAMARD_BLOCK", "128");
+    expect_rejected("OPTIREDUCE_HADAMARD_BLOCK", "2M");
+    const ParseResult r = FakeEnv{{"OPTIREDUCE_HADAMARD_BLOCK", "3000"}}.parse();
+    ASSERT_TRUE(r.error);
+    EXPECT_NE(r.error->message.find("not a power of two"), std::string::npos) << r.error->message;
+    const ParseResult ok = FakeEnv{{"OPTIREDUCE_HADAMARD_BLOCK", "8K"}, {"OPTIREDUCE_HADAMARD", "ON"},
+                                   {"OPTIREDUCE_ON_EXCESS_LOSS", "Exact"}, {"OPTIREDUCE_MAX_LOSS", "0.25"}}
+                              .parse();
+    ASSERT_TRUE(ok.config);
+    EXPECT_EQ(ok.config->hadamard_block, 8192u);
+    EXPECT_EQ(ok.config->hadamard, Hadamard::on);
+    EXPECT_EQ(ok.config->on_excess_loss, ExcessLoss::exact);
+    EXPECT_DOUBLE_EQ(ok.config->max_loss, 0.25);
+    expect_rejected("OPTIREDUCE_MAX_LOSS", "1.5");
+}
+
 // The first bad knob is reported even when valid ones surround it.
 TEST(ConfigErrors, ErrorWinsOverOtherValidKnobs) {
     const ParseResult r = FakeEnv{{"OPTIREDUCE_MODE", "exact"},

@@ -51,13 +51,28 @@ TEST(Hadamard, ForwardThenInverseReturnsTheInputAndKeepsTheNorm) {
     }
 }
 
-TEST(Hadamard, VectorKernelMatchesScalarBitForBit) {
-    std::printf("fwht kernel on this CPU: %s\n", fwht_kernel());
-    for (std::size_t n = 16; n <= (1u << 16); n *= 2) {
-        auto a = random_vector(n, 7), b = a;
-        fwht(a.data(), n);
-        fwht_scalar(b.data(), n);
-        EXPECT_EQ(std::memcmp(a.data(), b.data(), n * sizeof(float)), 0) << n;
+TEST(Hadamard, VectorKernelsMatchScalarBitForBit) {
+    std::printf("best kernel on this CPU: %s\n", fwht_kernel());
+    const SignKey key{3, 1, 4};
+    for (Isa isa : {Isa::avx2, Isa::avx512}) {
+        if (!isa_supported(isa)) {
+            std::printf("%s: not on this CPU, not compared\n", to_string(isa));
+            continue;
+        }
+        for (std::size_t n = 1; n <= (1u << 16); n *= 2) {
+            auto a = random_vector(n, 7), b = a;
+            fwht(a.data(), n, isa);
+            fwht_scalar(b.data(), n);
+            EXPECT_EQ(std::memcmp(a.data(), b.data(), n * sizeof(float)), 0) << to_string(isa) << " n=" << n;
+        }
+        // Sign flips of every length, including partial 64-element words at the end.
+        for (std::size_t n : {1u, 7u, 63u, 64u, 65u, 100u, 1000u, 4097u}) {
+            const auto src = random_vector(n, 9);
+            std::vector<float> a(n), b(n);
+            signed_copy(a.data(), src.data(), n, key, 11, isa);
+            signed_copy(b.data(), src.data(), n, key, 11, Isa::scalar);
+            EXPECT_EQ(std::memcmp(a.data(), b.data(), n * sizeof(float)), 0) << to_string(isa) << " n=" << n;
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <random>
 #include <vector>
 
@@ -49,7 +51,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(1), 'R');
     EXPECT_EQ(byte(2), 'D');
     EXPECT_EQ(byte(3), 'G');
-    EXPECT_EQ(byte(4), 1u);     // version
+    EXPECT_EQ(byte(4), 2u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
     EXPECT_EQ(byte(7), 0x2au);  // loss hint
@@ -75,7 +77,7 @@ TEST(WireHeader, RejectsEachMalformation) {
     d[0] = std::byte{0};
     expect_error(d, DecodeError::bad_magic);
     d = good;
-    d[4] = std::byte{2};
+    d[4] = std::byte{3};
     expect_error(d, DecodeError::bad_version);
     d = good;
     d[5] = std::byte{3};
@@ -84,8 +86,8 @@ TEST(WireHeader, RejectsEachMalformation) {
     d[6] = std::byte{0x80};
     expect_error(d, DecodeError::reserved_set);
     d = good;
-    d[34] = std::byte{1};
-    expect_error(d, DecodeError::reserved_set);
+    d[4] = std::byte{1};  // version 1 had no shard_error field
+    expect_error(d, DecodeError::bad_version);
     d = good;
     d.push_back(std::byte{0});  // one byte more than payload_len says
     expect_error(d, DecodeError::bad_length);
@@ -115,4 +117,21 @@ TEST(WireHeader, RandomInputIsRejectedOrCanonical) {
         EXPECT_TRUE(std::equal(again.begin(), again.end(), d.begin()));
     }
     EXPECT_GT(accepted, 0);
+}
+
+// shard_error travels as binary16: monotone, within half an ulp (2^-11 relative) over its range.
+TEST(WireHeader, HalfPrecisionErrorFieldRoundTrips) {
+    EXPECT_EQ(to_half(0.0f), 0);
+    EXPECT_EQ(to_half(-1.0f), 0);
+    EXPECT_EQ(to_half(1.0f), 0x3c00);
+    EXPECT_EQ(to_half(1e9f), 0x7bff);
+    EXPECT_FLOAT_EQ(from_half(0x7bff), 65504.0f);
+    std::uint16_t prev = 0;
+    for (double v = 1e-7; v < 6e4; v *= 1.01) {
+        const std::uint16_t h = to_half(static_cast<float>(v));
+        EXPECT_GE(h, prev) << v;
+        prev = h;
+        const double tol = v >= 6.2e-5 ? v * std::ldexp(1.0, -11) * 1.0001 : std::ldexp(1.0, -25);
+        EXPECT_NEAR(from_half(h), v, tol) << v;
+    }
 }

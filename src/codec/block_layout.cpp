@@ -1,0 +1,147 @@
+#include "codec/block_layout.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <vector>
+
+namespace optireduce {
+namespace {
+
+// Blocks transformed together before the interleaving transpose: 16 floats of a wire row are
+// one 64-byte cache line, written whole.
+constexpr std::size_t kGroup = 16;
+
+std::vector<float> &scratch(std::size_t floats) {
+    thread_local std::vector<float> s;
+    if (s.size() < floats) s.resize(floats);
+    return s;
+}
+
+struct ShardBlocks {
+    std::size_t first = 0;   // global index of the shard's first block
+    std::size_t m = 0;       // its full blocks
+    bool has_tail = false;
+    std::size_t offset = 0;  // wire offset of the shard
+};
+
+ShardBlocks blocks_of_shard(const BlockLayout &l, int j) {
+    const Range r = l.shard_blocks(j);
+    ShardBlocks s;
+    s.first = r.offset;
+    s.has_tail = l.tail && r.count && r.offset + r.count == l.blocks();
+    s.m = r.count - (s.has_tail ? 1 : 0);
+    // Block k starts at k * block, except past the tail (empty shards after it: the end).
+    s.offset = r.offset <= l.full ? r.offset * l.block : l.padded;
+    return s;
+}
+
+}  // namespace
+
+Range BlockLayout::shard(int j) const {
+    if (!transform) return shard_of(n, parts, j);
+    const ShardBlocks s = blocks_of_shard(*this, j);
+    return {s.offset, s.m * block + (s.has_tail ? tail : 0)};
+}
+
+std::size_t BlockLayout::max_shard() const {
+    std::size_t m = 0;
+    for (int j = 0; j < parts; ++j) m = std::max(m, shard(j).count);
+    return m;
+}
+
+BlockLayout plan_layout(std::size_t n, int parts, bool transform, std::size_t max_block) {
+    BlockLayout l;
+    l.n = n;
+    l.parts = parts;
+    l.transform = transform;
+    l.padded = n;
+    if (!transform) return l;
+    std::size_t b = std::bit_floor(std::max<std::size_t>(max_block, 1));
+    const std::size_t want = BlockLayout::kBlocksPerShard * static_cast<std::size_t>(parts);
+    while (b > BlockLayout::kMinBlock && (n + b - 1) / b < want) b /= 2;
+    l.block = b;
+    l.full = n / b;
+    const std::size_t r = n % b;
+    l.tail = r ? std::bit_ceil(r) : 0;
+    l.padded = l.full * b + l.tail;
+    return l;
+}
+
+void encode(const BlockLayout &l, const float *in, float *wire, const hadamard::SignKey &key, Isa isa) {
+    if (!l.transform) {
+        std::memcpy(wire, in, l.n * sizeof(float));
+        return;
+    }
+    const std::size_t B = l.block;
+    for (int j = 0; j < l.parts; ++j) {
+        const ShardBlocks s = blocks_of_shard(l, j);
+        float *w = wire + s.offset;
+        if (!l.interleave || s.m == 1) {
+            for (std::size_t g = 0; g < s.m; ++g) {
+                const std::size_t b = s.first + g;
+                hadamard::signed_copy(w + g * B, in + b * B, B, key, b, isa);
+                hadamard::fwht(w + g * B, B, isa);
+            }
+        } else {
+            std::vector<float> &tmp = scratch(kGroup * B);
+            for (std::size_t g0 = 0; g0 < s.m; g0 += kGroup) {
+                const std::size_t G = std::min(kGroup, s.m - g0);
+                for (std::size_t g = 0; g < G; ++g) {
+                    const std::size_t b = s.first + g0 + g;
+                    hadamard::signed_copy(tmp.data() + g * B, in + b * B, B, key, b, isa);
+                    hadamard::fwht(tmp.data() + g * B, B, isa);
+                }
+                for (std::size_t i = 0; i < B; ++i) {
+                    float *row = w + i * s.m + g0;
+                    for (std::size_t g = 0; g < G; ++g) row[g] = tmp[g * B + i];
+                }
+            }
+        }
+        if (s.has_tail) {
+            const std::size_t b = l.full, r = l.n - l.full * B;
+            float *t = w + s.m * B;
+            hadamard::signed_copy(t, in + b * B, r, key, b, isa);
+            std::fill(t + r, t + l.tail, 0.0f);
+            hadamard::fwht(t, l.tail, isa);
+        }
+    }
+}
+
+void decode(const BlockLayout &l, const float *wire, float *out, const hadamard::SignKey &key, Isa isa) {
+    if (!l.transform) {
+        if (out != wire) std::memcpy(out, wire, l.n * sizeof(float));
+        return;
+    }
+    const std::size_t B = l.block;
+    std::vector<float> &tmp = scratch(kGroup * B);
+    for (int j = 0; j < l.parts; ++j) {
+        const ShardBlocks s = blocks_of_shard(l, j);
+        const float *w = wire + s.offset;
+        const bool transposed = l.interleave && s.m > 1;
+        for (std::size_t g0 = 0; g0 < s.m; g0 += kGroup) {
+            const std::size_t G = std::min(kGroup, s.m - g0);
+            if (transposed) {
+                for (std::size_t i = 0; i < B; ++i) {
+                    const float *row = w + i * s.m + g0;
+                    for (std::size_t g = 0; g < G; ++g) tmp[g * B + i] = row[g];
+                }
+            } else {
+                std::memcpy(tmp.data(), w + g0 * B, G * B * sizeof(float));
+            }
+            for (std::size_t g = 0; g < G; ++g) {
+                const std::size_t b = s.first + g0 + g;
+                hadamard::fwht(tmp.data() + g * B, B, isa);
+                hadamard::signed_copy(out + b * B, tmp.data() + g * B, B, key, b, isa);
+            }
+        }
+        if (s.has_tail) {
+            const std::size_t b = l.full, r = l.n - l.full * B;
+            std::memcpy(tmp.data(), w + s.m * B, l.tail * sizeof(float));
+            hadamard::fwht(tmp.data(), l.tail, isa);
+            hadamard::signed_copy(out + b * B, tmp.data(), r, key, b, isa);
+        }
+    }
+}
+
+}  // namespace optireduce

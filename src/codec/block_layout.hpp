@@ -1,0 +1,63 @@
+// How bounded mode lays a vector out for the wire (DESIGN.md section 6). Without the transform
+// the wire vector is the input itself, cut into one contiguous shard per rank (codec/sharding).
+// With it:
+//
+// - The input is cut into power-of-two blocks of `block` elements; a last partial block of r
+//   elements is padded with zeros to the next power of two (`tail`), so at most r - 1 padding
+//   elements travel. Each block gets its random signs and an orthonormal Hadamard transform.
+// - Shards are whole blocks (the owner of a shard then holds every coordinate of its blocks).
+//   The block is halved for small vectors until every shard has at least kBlocksPerShard
+//   blocks, so the shards stay within 1/kBlocksPerShard of each other in size.
+// - Inside a shard, the full blocks are interleaved: element i of the shard's g-th block sits at
+//   i * m + g (m full blocks in the shard). A datagram of consecutive wire elements then carries
+//   a few coordinates of every block of the shard, and a lost run of datagrams costs each block
+//   a small, even share instead of wiping one block: after the inverse transform the error is
+//   spread over the whole shard rather than over one block. The padded tail block (only in the
+//   last shard) follows the interleaved part as is.
+//
+// Everything here is a function of (n, parts, block knob, transform on/off), which every rank
+// agrees on, so every rank computes the same layout.
+#pragma once
+
+#include "codec/hadamard.hpp"
+#include "codec/sharding.hpp"
+#include "codec/simd.hpp"
+
+#include <cstddef>
+
+namespace optireduce {
+
+struct BlockLayout {
+    static constexpr std::size_t kBlocksPerShard = 8;
+    static constexpr std::size_t kMinBlock = 256;
+
+    bool transform = false;
+    bool interleave = true;
+    std::size_t n = 0;       // the caller's elements
+    std::size_t block = 0;   // elements per full block (a power of two); 0 without the transform
+    std::size_t full = 0;    // full blocks
+    std::size_t tail = 0;    // elements of the padded last block (a power of two), 0 if none
+    std::size_t padded = 0;  // elements on the wire: n, or full * block + tail
+    int parts = 1;
+
+    std::size_t blocks() const { return full + (tail ? 1 : 0); }
+    // Blocks of shard j (transform only).
+    Range shard_blocks(int j) const { return shard_of(blocks(), parts, j); }
+    // Elements of shard j in the wire vector.
+    Range shard(int j) const;
+    // The largest shard, for staging.
+    std::size_t max_shard() const;
+};
+
+// max_block: OPTIREDUCE_HADAMARD_BLOCK (a power of two).
+BlockLayout plan_layout(std::size_t n, int parts, bool transform, std::size_t max_block);
+
+// The wire vector of `in` (layout.n elements) into `wire` (layout.padded elements). Without the
+// transform this is a copy; callers that can use `in` directly do so instead.
+void encode(const BlockLayout &layout, const float *in, float *wire, const hadamard::SignKey &key,
+            Isa isa = best_isa());
+// The inverse: `wire` (layout.padded) back to `out` (layout.n), each element of out written once.
+void decode(const BlockLayout &layout, const float *wire, float *out, const hadamard::SignKey &key,
+            Isa isa = best_isa());
+
+}  // namespace optireduce

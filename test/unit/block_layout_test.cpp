@@ -1,0 +1,138 @@
+// The wire layout of bounded mode (codec/block_layout.hpp): the transform returns every input,
+// of every size from 1 to 2^24 elements, powers of two or not; shards are whole blocks, cover
+// the padded vector and stay balanced; every instruction set gives the same bits.
+#include "codec/block_layout.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace optireduce {
+namespace {
+
+std::vector<float> random_vector(std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto &x : v) x = d(rng);
+    return v;
+}
+
+double norm2(const float *v, std::size_t n) {
+    double s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += static_cast<double>(v[i]) * v[i];
+    return s;
+}
+
+// Forward then inverse returns the input within 1e-5 of its norm per element (relative),
+// and the wire vector has the input's norm (orthonormal; padding adds zeros).
+void expect_round_trip(std::size_t n, int parts, std::size_t block, bool interleave) {
+    BlockLayout l = plan_layout(n, parts, true, block);
+    l.interleave = interleave;
+    const auto in = random_vector(n, static_cast<unsigned>(n * 31 + static_cast<std::size_t>(parts)));
+    std::vector<float> wire(l.padded), out(n, std::nanf(""));
+    const hadamard::SignKey key{7, 3, static_cast<std::uint32_t>(n)};
+    encode(l, in.data(), wire.data(), key);
+    const double nin = norm2(in.data(), n);
+    EXPECT_NEAR(norm2(wire.data(), l.padded), nin, 1e-5 * nin + 1e-12) << "n=" << n;
+    decode(l, wire.data(), out.data(), key);
+    const double rms = std::sqrt(nin / static_cast<double>(n));
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(static_cast<double>(out[i]) - in[i]));
+    EXPECT_LE(worst, 1e-5 * std::max(rms, 1e-30) * 4) << "n=" << n << " parts=" << parts << " block=" << block;
+}
+
+TEST(BlockLayout, RoundTripForEverySizeFrom1To2Pow24) {
+    std::vector<std::size_t> sizes;
+    for (std::size_t n = 1; n <= 300; ++n) sizes.push_back(n);
+    for (std::size_t p = 9; p <= 24; ++p) {
+        const std::size_t n = std::size_t{1} << p;
+        for (std::size_t s : {n - 1, n, n + 1, n + n / 3}) sizes.push_back(s);
+    }
+    sizes.push_back(1000003);
+    for (std::size_t n : sizes)
+        if (n <= (std::size_t{1} << 24)) expect_round_trip(n, 4, 4096, true);
+    for (std::size_t n : {1u, 777u, 65536u, 200003u}) {
+        expect_round_trip(n, 2, 65536, true);
+        expect_round_trip(n, 3, 256, false);
+        expect_round_trip(n, 7, 1024, true);
+    }
+}
+
+TEST(BlockLayout, ShardsAreWholeBlocksCoverTheVectorAndStayBalanced) {
+    for (int parts : {2, 3, 4, 7, 16}) {
+        for (std::size_t n : {1u, 100u, 4096u, 16384u, 16385u, 262144u, 1000003u, 16777216u}) {
+            const BlockLayout l = plan_layout(n, parts, true, 4096);
+            EXPECT_GE(l.padded, n);
+            EXPECT_LT(l.padded - n, std::max<std::size_t>(l.tail, 1));  // padding only in the tail
+            std::size_t at = 0, biggest = 0, smallest = SIZE_MAX;
+            for (int j = 0; j < parts; ++j) {
+                const Range r = l.shard(j);
+                EXPECT_EQ(r.offset, at);
+                if (r.count) {
+                    EXPECT_EQ(r.offset % l.block, 0u);
+                }
+                at += r.count;
+                biggest = std::max(biggest, r.count);
+                smallest = std::min(smallest, r.count);
+            }
+            EXPECT_EQ(at, l.padded);
+            EXPECT_EQ(l.max_shard(), biggest);
+            // Balanced within two blocks (one extra, one padded tail) once every shard can have
+            // kBlocksPerShard of them: within a quarter of a shard.
+            if (n >= BlockLayout::kBlocksPerShard * BlockLayout::kMinBlock * static_cast<std::size_t>(parts)) {
+                EXPECT_LT(static_cast<double>(biggest - smallest), 2.0 * static_cast<double>(l.block)) << n << " " << parts;
+            }
+        }
+    }
+}
+
+TEST(BlockLayout, WithoutTheTransformTheWireIsTheInput) {
+    const BlockLayout l = plan_layout(1001, 3, false, 4096);
+    EXPECT_EQ(l.padded, 1001u);
+    for (int j = 0; j < 3; ++j) EXPECT_EQ(l.shard(j), shard_of(1001, 3, j));
+}
+
+TEST(BlockLayout, EveryInstructionSetGivesTheSameBits) {
+    const std::size_t n = 3 * 4096 * 8 + 1234;
+    const BlockLayout l = plan_layout(n, 3, true, 4096);
+    const auto in = random_vector(n, 5);
+    const hadamard::SignKey key{1, 2, 3};
+    std::vector<float> ref(l.padded), back_ref(n);
+    encode(l, in.data(), ref.data(), key, Isa::scalar);
+    decode(l, ref.data(), back_ref.data(), key, Isa::scalar);
+    for (Isa isa : {Isa::avx2, Isa::avx512}) {
+        if (!isa_supported(isa)) {
+            std::printf("%s: not on this CPU, not compared\n", to_string(isa));
+            continue;
+        }
+        std::vector<float> w(l.padded), back(n);
+        encode(l, in.data(), w.data(), key, isa);
+        decode(l, w.data(), back.data(), key, isa);
+        EXPECT_EQ(std::memcmp(w.data(), ref.data(), w.size() * sizeof(float)), 0) << to_string(isa);
+        EXPECT_EQ(std::memcmp(back.data(), back_ref.data(), n * sizeof(float)), 0) << to_string(isa);
+    }
+}
+
+// Interleaving: one datagram-sized run of the wire vector touches every full block of its shard.
+TEST(BlockLayout, ARunOfTheWireVectorSpreadsOverEveryBlockOfTheShard) {
+    const std::size_t n = 4 * 16 * 4096;
+    const BlockLayout l = plan_layout(n, 4, true, 4096);
+    ASSERT_EQ(l.block, 4096u);
+    std::vector<float> in(n, 0.0f), wire(l.padded, 0.0f), out(n);
+    const hadamard::SignKey key{1, 1, 1};
+    // Mark 358 consecutive wire elements of shard 1, decode them alone: which blocks they hit.
+    const Range r = l.shard(1);
+    for (std::size_t i = 0; i < 358; ++i) wire[r.offset + 1000 + i] = 1.0f;
+    decode(l, wire.data(), out.data(), key);
+    std::size_t blocks_hit = 0;
+    for (std::size_t b = 0; b < n / 4096; ++b)
+        blocks_hit += norm2(out.data() + b * 4096, 4096) > 0 ? 1 : 0;
+    EXPECT_EQ(blocks_hit, 16u);  // every block of shard 1, none of the others
+}
+
+}  // namespace
+}  // namespace optireduce
