@@ -16,53 +16,10 @@
  *             phases closed at the deadline), for scripts/cloud-rate-change.sh.
  *
  * Prints "FAIL ..." lines for every violated check and "PASS <case>" at the end. */
-#include "optireduce/optireduce.h"
+#include "check_util.h"
 
-#include <mpi.h>
-
-#include <dlfcn.h>
 #include <pthread.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
-
-static int g_rank, g_size, g_failed;
-
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            printf("FAIL [rank %d] ", g_rank);             \
-            printf(__VA_ARGS__);                           \
-            printf("\n");                                  \
-            fflush(stdout);                                \
-            g_failed = 1;                                  \
-        }                                                  \
-    } while (0)
-
-static optireduce_stats_t stats(void) {
-    static int (*get)(optireduce_stats_t *);
-    if (!get) *(void **)&get = dlsym(RTLD_DEFAULT, "optireduce_get_stats");
-    optireduce_stats_t s;
-    memset(&s, 0, sizeof s);
-    if (get) get(&s);
-    else CHECK(0, "optireduce_get_stats not found: is the library preloaded?");
-    return s;
-}
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static double env_num(const char *name, double dflt) {
-    const char *v = getenv(name);
-    return v && *v ? atof(v) : dflt;
-}
 
 /* Same on every rank: the sum is exactly size * x whatever the engine lost and estimated. */
 static float same_value(size_t i, int op) { return (float)(((i * 7 + (size_t)op * 13) % 1000) - 500) / 64.0f; }

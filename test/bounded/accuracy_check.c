@@ -1,0 +1,284 @@
+/* Accuracy under loss, end to end: real ranks, the library preloaded, datagrams dropped by the
+ * test-only OPTIREDUCE_FAULT_DROP. Usage `accuracy_check CASE`:
+ *
+ *   unbiased  K operations, each rank's input a fixed mean plus fresh noise per operation (as a
+ *             gradient is): the mean over K of (result - exact sum) is zero per coordinate,
+ *             checked as z-scores (mean of z^2 near 1, no |z| beyond 6); the library's error
+ *             estimate is compared with the measured error and printed.
+ *   drift     how far the ranks' results differ (max over coordinates of max - min across
+ *             ranks, over the rms of the result): exactly 0 in every operation without loss in
+ *             the all-gather (and then no drift estimate); with loss, > 0 and reported by the
+ *             library's drift estimate. No error estimate where nothing was lost.
+ *   excess    loss above OPTIREDUCE_MAX_LOSS, with the action of OPTIREDUCE_ON_EXCESS_LOSS:
+ *             warn returns success, error returns the library's MPI error (its text names the
+ *             knob), exact switches the following operations to the underlying MPI (exact
+ *             results, the same path on every rank) and probes bounded mode again. Also checks
+ *             optireduce_last_op().
+ *
+ * Prints "FAIL ..." for every violated check and "PASS <case>" at the end. */
+#include "check_util.h"
+
+#include <stdint.h>
+
+typedef int (*last_op_fn)(int, optireduce_op_report_t *);
+
+static optireduce_op_report_t last_op(MPI_Comm comm, int *rc) {
+    static last_op_fn fn;
+    if (!fn) *(void **)&fn = dlsym(RTLD_DEFAULT, "optireduce_last_op");
+    optireduce_op_report_t r;
+    memset(&r, 0, sizeof r);
+    if (!fn) CHECK(0, "optireduce_last_op not found: is the library preloaded?");
+    *rc = fn ? fn(MPI_Comm_c2f(comm), &r) : -1;
+    return r;
+}
+
+static uint64_t mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1) from a hash: every rank can compute every rank's input. */
+static double unit(uint64_t a, uint64_t b, uint64_t c) {
+    return (double)(mix(mix(mix(a) ^ b) ^ c) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* A gradient: a fixed per-coordinate mean (scale 1) plus per-rank, per-operation noise of
+ * standard deviation 1. */
+static float grad(int rank, int op, size_t i) {
+    return (float)(unit(7, 0, i) + 1.7320508 * unit(11 + (uint64_t)rank, (uint64_t)op, i));
+}
+
+/* ---- unbiased -------------------------------------------------------------------------------- */
+static void case_unbiased(void) {
+    const size_t n = 1 << 16, stride = 8, d = n / stride;
+    const int K = (int)env_num("CHECK_OPS", 200);
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    double *s = calloc(d, sizeof *s), *s2 = calloc(d, sizeof *s2);
+    double est_sum = 0, actual_sum = 0;
+    int lossy = 0;
+    optireduce_stats_t before = stats();
+    for (int op = 0; op < K; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = grad(g_rank, op, i);
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        int rc = 0;
+        const optireduce_op_report_t r = last_op(MPI_COMM_WORLD, &rc);
+        CHECK(rc == 0 && r.count == n, "optireduce_last_op returned %d, count %llu", rc, (unsigned long long)r.count);
+        double err2 = 0, norm2 = 0;
+        for (size_t i = 0; i < n; ++i) {
+            double truth = 0;
+            for (int k = 0; k < g_size; ++k) truth += grad(k, op, i);
+            const double e = out[i] - truth;
+            err2 += e * e;
+            norm2 += (double)out[i] * out[i];
+            if (i % stride == 0) {
+                s[i / stride] += e;
+                s2[i / stride] += e * e;
+            }
+        }
+        if (r.error_estimate > 0) {
+            ++lossy;
+            est_sum += r.error_estimate;
+            actual_sum += sqrt(err2 / norm2);
+        }
+    }
+    optireduce_stats_t after = stats();
+    double chi = 0, zmax = 0;
+    for (size_t j = 0; j < d; ++j) {
+        const double mean = s[j] / K, var = (s2[j] - s[j] * s[j] / K) / (K - 1);
+        const double z = var > 0 ? mean / sqrt(var / K) : 0;
+        chi += z * z;
+        if (fabs(z) > zmax) zmax = fabs(z);
+    }
+    chi /= (double)d;
+    const double lost = (double)((after.entries_lost_rs - before.entries_lost_rs) + (after.entries_lost_ag - before.entries_lost_ag));
+    const double expected = (double)((after.entries_expected_rs - before.entries_expected_rs) +
+                                     (after.entries_expected_ag - before.entries_expected_ag));
+    const double ratio = actual_sum > 0 ? est_sum / actual_sum : 0;
+    printf("unbiased rank %d: %d ops, loss %.4f, mean z^2 %.3f over %zu coordinates, max |z| %.2f; "
+           "error estimate / measured error %.2f (mean estimate %.4f) over %d lossy ops; transform in %llu ops\n",
+           g_rank, K, lost / expected, chi, d, zmax, ratio, lossy ? est_sum / lossy : 0, lossy,
+           (unsigned long long)(after.hadamard_calls - before.hadamard_calls));
+    /* z is Student-t with K-1 dof: E[z^2] = (K-1)/(K-3). Coordinates are not independent (one
+     * lost datagram's error is spread over a shard), so the band is wide; a biased estimator
+     * (no rescaling: the lost share of the mean is missing in every operation) lands far out. */
+    CHECK(chi > 0.7 && chi < 1.4, "mean z^2 %.3f outside [0.7, 1.4]: the estimates are biased", chi);
+    CHECK(zmax < 6.0, "max |z| %.2f: some coordinate is biased", zmax);
+    CHECK(lost > 0, "nothing was lost: the check saw no estimate");
+    CHECK(lossy > 0 && ratio > 0.5 && ratio < 2.0, "error estimate / measured %.2f outside [0.5, 2]", ratio);
+    free(in);
+    free(out);
+    free(s);
+    free(s2);
+}
+
+/* ---- drift ----------------------------------------------------------------------------------- */
+static void case_drift(void) {
+    const size_t n = 1 << 16;
+    const int ops = 40;
+    const double p = env_num("OPTIREDUCE_FAULT_DROP", 0);
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    double *hi = malloc(n * sizeof *hi), *lo = malloc(n * sizeof *lo);
+    double worst = 0, worst_rms = 0, worst_est = 0;
+    int drifted = 0, reported = 0, zero_but_reported = 0;
+    int clean_ops = 0;
+    for (int op = 0; op < ops; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = grad(g_rank, op, i);
+        const optireduce_stats_t b = stats();
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        const optireduce_stats_t a = stats();
+        int rc = 0;
+        const optireduce_op_report_t r = last_op(MPI_COMM_WORLD, &rc);
+        /* Loss in the all-gather anywhere: the only way results can differ across ranks. Even
+         * without injected drops this host may lose a datagram to a full socket buffer or a
+         * deadline, so the checks key on what was lost, not on what was injected. */
+        unsigned long long lost_ag = a.entries_lost_ag - b.entries_lost_ag, lost_any = r.entries_lost;
+        MPI_Allreduce(MPI_IN_PLACE, &lost_ag, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &lost_any, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        double est = r.drift_estimate;
+        MPI_Allreduce(MPI_IN_PLACE, &est, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double norm2 = 0;
+        for (size_t i = 0; i < n; ++i) {
+            hi[i] = lo[i] = out[i];
+            norm2 += (double)out[i] * out[i];
+        }
+        /* MPI_DOUBLE is not the engine's: these go to the underlying MPI, exact. */
+        MPI_Allreduce(MPI_IN_PLACE, hi, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, lo, (int)n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        double spread = 0, spread2 = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (hi[i] - lo[i] > spread) spread = hi[i] - lo[i];
+            spread2 += (hi[i] - lo[i]) * (hi[i] - lo[i]);
+        }
+        const double drift = spread / sqrt(norm2 / (double)n);
+        /* The estimate's own measure: the rms of the difference, relative to the rms. */
+        const double drift_rms = sqrt(spread2 / norm2);
+        if (drift_rms > worst_rms) worst_rms = drift_rms;
+        if (drift > worst) worst = drift;
+        if (est > worst_est) worst_est = est;
+        drifted += drift > 0;
+        reported += est > 0;
+        zero_but_reported += drift == 0 && est > 0;
+        if (lost_ag == 0) {
+            CHECK(drift == 0, "op %d: results differ across ranks (max spread %.3g of rms) without all-gather loss", op, drift);
+            CHECK(est == 0, "op %d: drift estimate %.3g without all-gather loss", op, est);
+        }
+        if (lost_any == 0) {
+            ++clean_ops;
+            CHECK(r.error_estimate == 0, "op %d: error estimate %.3g though nothing was lost", op, r.error_estimate);
+        }
+    }
+    if (p == 0) CHECK(clean_ops > ops / 2, "only %d of %d ops without any loss", clean_ops, ops);
+    printf("drift rank %d: loss %.3f, %d of %d ops differ across ranks, worst max-spread/rms %.4f, "
+           "worst rms-spread/rms %.4f; drift estimate > 0 in %d ops, worst %.4f\n",
+           g_rank, p, drifted, ops, worst, worst_rms, reported, worst_est);
+    if (p > 0) {
+        CHECK(drifted > 0, "no operation differed across ranks at loss %.3f", p);
+        CHECK(reported >= drifted, "%d ops drifted but only %d reported a drift estimate", drifted, reported);
+    }
+    CHECK(zero_but_reported == 0, "drift reported in %d operations where the ranks agreed", zero_but_reported);
+    free(in);
+    free(out);
+    free(hi);
+    free(lo);
+}
+
+/* ---- excess ---------------------------------------------------------------------------------- */
+static void case_excess(void) {
+    const size_t n = 1 << 16;
+    const int ops = 30;
+    const char *action = getenv("OPTIREDUCE_ON_EXCESS_LOSS");
+    action = action ? action : "warn";
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    int paths[64], excess = 0, errors = 0, wrong_errors = 0, inexact_reliable = 0, bad_text = 0;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    /* No operation yet on a fresh communicator: nothing to report. */
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    int rc = 0;
+    last_op(dup, &rc);
+    CHECK(rc == -1, "optireduce_last_op on a communicator without operations returned %d", rc);
+    MPI_Comm_free(&dup);
+
+    optireduce_stats_t before = stats();
+    for (int op = 0; op < ops; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = grad(g_rank, op, i);
+        const int ret = MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        const optireduce_op_report_t r = last_op(MPI_COMM_WORLD, &rc);
+        CHECK(rc == 0 && r.ops == (uint64_t)op + 1, "op %d: report rc %d ops %llu", op, rc, (unsigned long long)r.ops);
+        paths[op] = r.path;
+        excess += r.excess;
+        if (ret != MPI_SUCCESS) {
+            ++errors;
+            if (!r.excess) ++wrong_errors;
+            char text[MPI_MAX_ERROR_STRING];
+            int len = 0;
+            MPI_Error_string(ret, text, &len);
+            if (!strstr(text, "OPTIREDUCE_MAX_LOSS")) {
+                ++bad_text;
+                printf("error text: %s\n", text);
+            }
+        } else if (r.excess && strcmp(action, "error") == 0) {
+            ++wrong_errors;
+        }
+        if (r.path == 1) {
+            for (size_t i = 0; i < n; ++i) {
+                double truth = 0;
+                for (int k = 0; k < g_size; ++k) truth += grad(k, op, i);
+                if (fabs(out[i] - truth) > 1e-4 * (fabs(truth) + 1)) {
+                    ++inexact_reliable;
+                    break;
+                }
+            }
+        }
+    }
+    optireduce_stats_t after = stats();
+    int reliable = 0, bounded = 0, same = 1;
+    for (int op = 0; op < ops; ++op) {
+        reliable += paths[op] == 1;
+        bounded += paths[op] == 0;
+    }
+    int lo[64], hi[64];
+    MPI_Allreduce(paths, lo, ops, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(paths, hi, ops, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    for (int op = 0; op < ops; ++op) same = same && lo[op] == hi[op];
+    printf("excess rank %d (%s): %d of %d ops over the budget, %d errors returned, %d bounded, %d reliable\n", g_rank,
+           action, excess, ops, errors, bounded, reliable);
+    CHECK(after.excess_loss_calls - before.excess_loss_calls == (uint64_t)excess, "stats count %llu excess ops, reports %d",
+          (unsigned long long)(after.excess_loss_calls - before.excess_loss_calls), excess);
+    CHECK(excess > 0, "no operation exceeded OPTIREDUCE_MAX_LOSS");
+    CHECK(same, "ranks took different paths for the same operation");
+    if (strcmp(action, "warn") == 0) {
+        CHECK(errors == 0 && reliable == 0, "warn: %d errors, %d reliable ops", errors, reliable);
+    } else if (strcmp(action, "error") == 0) {
+        CHECK(errors == excess && wrong_errors == 0, "error: %d errors for %d excess ops (%d mismatched)", errors,
+              excess, wrong_errors);
+        CHECK(bad_text == 0, "%d error strings do not name OPTIREDUCE_MAX_LOSS", bad_text);
+    } else {
+        CHECK(errors == 0, "exact: %d errors returned", errors);
+        CHECK(reliable > 0 && inexact_reliable == 0, "exact: %d reliable ops, %d of them inexact", reliable,
+              inexact_reliable);
+        CHECK(after.reliable_calls - before.reliable_calls == (uint64_t)reliable, "stats count %llu reliable ops",
+              (unsigned long long)(after.reliable_calls - before.reliable_calls));
+        CHECK(bounded >= 2, "exact: bounded mode was never probed again (%d bounded ops)", bounded);
+    }
+    free(in);
+    free(out);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    const char *which = argc > 1 ? argv[1] : "";
+    if (strcmp(which, "unbiased") == 0) case_unbiased();
+    else if (strcmp(which, "drift") == 0) case_drift();
+    else if (strcmp(which, "excess") == 0) case_excess();
+    else CHECK(0, "unknown case '%s' (unbiased, drift, excess)", which);
+    int failed = g_failed;
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (g_rank == 0 && !failed) printf("PASS %s\n", which);
+    MPI_Finalize();
+    return failed;
+}

@@ -1,0 +1,52 @@
+/* What the bounded-mode check programs share: the CHECK macro, the library's counters through
+ * dlsym (the programs are not linked against the library, it is preloaded), a clock. */
+#ifndef OPTIREDUCE_TEST_CHECK_UTIL_H
+#define OPTIREDUCE_TEST_CHECK_UTIL_H
+
+#include "optireduce/optireduce.h"
+
+#include <mpi.h>
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int g_rank, g_size, g_failed;
+
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            printf("FAIL [rank %d] ", g_rank);             \
+            printf(__VA_ARGS__);                           \
+            printf("\n");                                  \
+            fflush(stdout);                                \
+            g_failed = 1;                                  \
+        }                                                  \
+    } while (0)
+
+static inline optireduce_stats_t stats(void) {
+    static int (*get)(optireduce_stats_t *);
+    if (!get) *(void **)&get = dlsym(RTLD_DEFAULT, "optireduce_get_stats");
+    optireduce_stats_t s;
+    memset(&s, 0, sizeof s);
+    if (get) get(&s);
+    else CHECK(0, "optireduce_get_stats not found: is the library preloaded?");
+    return s;
+}
+
+static inline double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static inline double env_num(const char *name, double dflt) {
+    const char *v = getenv(name);
+    return v && *v ? atof(v) : dflt;
+}
+
+#endif
