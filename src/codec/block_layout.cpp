@@ -1,5 +1,7 @@
 #include "codec/block_layout.hpp"
 
+#include "codec/transpose.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -92,10 +94,7 @@ void encode(const BlockLayout &l, const float *in, float *wire, const hadamard::
                     hadamard::signed_copy(tmp.data() + g * B, in + b * B, B, key, b, isa);
                     hadamard::fwht(tmp.data() + g * B, B, isa);
                 }
-                for (std::size_t i = 0; i < B; ++i) {
-                    float *row = w + i * s.m + g0;
-                    for (std::size_t g = 0; g < G; ++g) row[g] = tmp[g * B + i];
-                }
+                transpose(tmp.data(), B, w + g0, s.m, G, B, isa);  // w[i * m + g0 + g] = tmp[g * B + i]
             }
         }
         if (s.has_tail) {
@@ -122,10 +121,7 @@ void decode(const BlockLayout &l, const float *wire, float *out, const hadamard:
         for (std::size_t g0 = 0; g0 < s.m; g0 += kGroup) {
             const std::size_t G = std::min(kGroup, s.m - g0);
             if (transposed) {
-                for (std::size_t i = 0; i < B; ++i) {
-                    const float *row = w + i * s.m + g0;
-                    for (std::size_t g = 0; g < G; ++g) tmp[g * B + i] = row[g];
-                }
+                transpose(w + g0, s.m, tmp.data(), B, B, G, isa);  // tmp[g * B + i] = w[i * m + g0 + g]
             } else {
                 std::memcpy(tmp.data(), w + g0 * B, G * B * sizeof(float));
             }

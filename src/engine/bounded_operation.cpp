@@ -90,10 +90,6 @@ std::string BoundedOperation::run() {
     const std::size_t bytes = n_ * sizeof(float);
     report_.count = n_;
     report_.hadamard = layout_.transform;
-    // Into the wire layout before the clock of phase 1 starts: the transform is local work,
-    // not time the peers' data can be late by.
-    if (layout_.transform)
-        encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
     // Whatever happens below, the router forgets this operation before staging is reused.
     struct Closer {
         DgramRouter &r;
@@ -106,9 +102,15 @@ std::string BoundedOperation::run() {
     for (const NearMisses &m : router_.take_near_misses(b_.key))
         for (int p = 0; p < 2; ++p) b_.deadlines.observe_near_misses(m.bytes, p + 1, m.count[p], m.expected[p]);
 
-    const Clock::time_point start1 = Clock::now();
+    // Open for receiving first: peers that finished their own transform sooner are sending
+    // already, and what arrives for an open operation is placed at once (its destinations do
+    // not depend on our transform) instead of being held and copied a second time.
     rx_.bytes = bytes;
     router_.open_op(b_.key, &rx_);
+    // The transform is local work before our phase 1 starts: not time the deadline counts.
+    if (layout_.transform)
+        encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
+    const Clock::time_point start1 = Clock::now();
     const Clock::time_point deadline1 = after_ms(start1, b_.deadlines.deadline_ms(bytes, 1));
     // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
     // clocks, from their own phase starts, so ours says nothing about when they stop listening.
