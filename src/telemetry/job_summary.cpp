@@ -22,7 +22,7 @@ constexpr std::array kCounterNames{
     "entries_lost_rs",     "entries_expected_ag",    "entries_lost_ag",      "phases_complete",
     "phases_early_close",  "phases_deadline",        "datagrams_sent",       "datagrams_late",
     "datagrams_duplicate", "datagrams_invalid",      "datagrams_held",       "datagrams_held_dropped",
-    "datagrams_fault_dropped"};
+    "datagrams_fault_dropped", "hadamard_calls",     "excess_loss_calls",    "reliable_calls"};
 using Counters = std::array<std::uint64_t, kCounterNames.size()>;
 
 Counters snapshot() {
@@ -33,8 +33,13 @@ Counters snapshot() {
             s.entries_lost_rs,     s.entries_expected_ag,    s.entries_lost_ag,      s.phases_complete,
             s.phases_early_close,  s.phases_deadline,        s.datagrams_sent,       s.datagrams_late,
             s.datagrams_duplicate, s.datagrams_invalid,      s.datagrams_held,       s.datagrams_held_dropped,
-            s.datagrams_fault_dropped};
+            s.datagrams_fault_dropped, s.hadamard_calls,     s.excess_loss_calls,    s.reliable_calls};
 }
+
+// The error estimates of the job: their sum over every rank's bounded calls, and the maxima.
+struct Accuracy {
+    double error_sum = 0, error_max = 0, drift_max = 0;
+};
 
 std::uint64_t total_of(const Counters &c, std::string_view name) {
     for (std::size_t i = 0; i < kCounterNames.size(); ++i)
@@ -57,7 +62,8 @@ Lateness slowest_peers(const std::vector<std::uint64_t> &late_by_rank, std::size
     return out;
 }
 
-void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h, const Lateness &slow) {
+void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h, const Lateness &slow,
+                   const Accuracy &acc) {
     // First line: machine-readable key=value pairs (tests and scripts parse it).
     std::fprintf(stderr, "optireduce[0] stats: ranks=%d", ranks);
     for (std::size_t i = 0; i < totals.size(); ++i)
@@ -86,10 +92,19 @@ void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h,
         line += (line.empty() ? "" : ", ") + ("rank " + std::to_string(rank)) + " incomplete in " +
                 std::to_string(n) + " phases";
     std::fprintf(stderr, "optireduce[0] stats: slowest peers: %s\n", line.empty() ? "none" : line.c_str());
+    const std::uint64_t bounded = total_of(totals, "bounded_calls");
+    std::fprintf(stderr,
+                 "optireduce[0] stats: accuracy: Hadamard transform in %llu of %llu bounded calls; estimated "
+                 "relative error mean %.3g, max %.3g; replica drift estimate max %.3g; %llu calls over "
+                 "OPTIREDUCE_MAX_LOSS, %llu run through the underlying MPI\n",
+                 static_cast<unsigned long long>(total_of(totals, "hadamard_calls")),
+                 static_cast<unsigned long long>(bounded), bounded ? acc.error_sum / static_cast<double>(bounded) : 0.0,
+                 acc.error_max, acc.drift_max, static_cast<unsigned long long>(total_of(totals, "excess_loss_calls")),
+                 static_cast<unsigned long long>(total_of(totals, "reliable_calls")));
 }
 
 void write_json(const char *path, int ranks, const Counters &totals, const std::vector<std::uint64_t> &per_rank,
-                const LatencyHistogram &h, const Lateness &slow) {
+                const LatencyHistogram &h, const Lateness &slow, const Accuracy &acc) {
     std::FILE *f = std::fopen(path, "w");
     if (!f) {
         std::fprintf(stderr, "optireduce[0] warn: cannot write OPTIREDUCE_STATS_FILE=%s; check the path\n", path);
@@ -107,6 +122,9 @@ void write_json(const char *path, int ranks, const Counters &totals, const std::
         std::fprintf(f, "%s{\"rank\": %d, \"incomplete_phases\": %llu}", i ? ", " : "", slow[i].first,
                      static_cast<unsigned long long>(slow[i].second));
     std::fprintf(f, "],\n");
+    const std::uint64_t bounded = total_of(totals, "bounded_calls");
+    std::fprintf(f, "  \"accuracy\": {\"error_estimate_mean\": %.6g, \"error_estimate_max\": %.6g, \"drift_estimate_max\": %.6g},\n",
+                 bounded ? acc.error_sum / static_cast<double>(bounded) : 0.0, acc.error_max, acc.drift_max);
     std::fprintf(f, "  \"per_rank\": [\n");
     for (int r = 0; r < ranks; ++r) {
         std::fprintf(f, "    {\"rank\": %d", r);
@@ -151,10 +169,20 @@ void write_job_summary(const Config &config, int world_rank) {
         late[r] = process_stats().late_phases_by_rank[r].load(std::memory_order_relaxed);
     PMPI_Reduce(late.data(), late_sum.data(), static_cast<int>(tracked), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 
+    optireduce_stats_t st{};
+    optireduce_get_stats(&st);
+    Accuracy acc;
+    PMPI_Reduce(&st.error_estimate_sum, &acc.error_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    const double maxima[2] = {st.error_estimate_max, st.drift_estimate_max};
+    double job_max[2] = {0, 0};
+    PMPI_Reduce(maxima, job_max, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    acc.error_max = job_max[0];
+    acc.drift_max = job_max[1];
+
     if (world_rank != 0) return;
     const Lateness slow = slowest_peers(late_sum, 5);
-    if (config.stats) print_summary(ranks, totals, job, slow);
-    if (!config.stats_file.empty()) write_json(config.stats_file.c_str(), ranks, totals, per_rank, job, slow);
+    if (config.stats) print_summary(ranks, totals, job, slow, acc);
+    if (!config.stats_file.empty()) write_json(config.stats_file.c_str(), ranks, totals, per_rank, job, slow, acc);
 }
 
 }  // namespace optireduce

@@ -14,6 +14,11 @@
  *             knob), exact switches the following operations to the underlying MPI (exact
  *             results, the same path on every rank) and probes bounded mode again. Also checks
  *             optireduce_last_op().
+ *   measure   not a check: for each size in CHECK_SIZES (floats, comma separated) runs CHECK_OPS
+ *             allreduces of gradient-like inputs and rank 0 prints one line
+ *               measure <floats> <ops> <p50 ms> <nmse> <max |error| / rms> <mean estimate> <loss>
+ *             with NMSE = ||result - exact||^2 / ||exact||^2 averaged over the operations, for
+ *             scripts/bench-accuracy.sh.
  *
  * Prints "FAIL ..." for every violated check and "PASS <case>" at the end. */
 #include "check_util.h"
@@ -267,6 +272,62 @@ static void case_excess(void) {
     free(out);
 }
 
+/* ---- measure (no checks) -------------------------------------------------------------------- */
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void case_measure(void) {
+    const char *sizes = getenv("CHECK_SIZES");
+    const int ops = (int)env_num("CHECK_OPS", 20);
+    char list[512];
+    snprintf(list, sizeof list, "%s", sizes ? sizes : "262144,1048576");
+    double *times = malloc((size_t)ops * sizeof *times);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        const size_t n = (size_t)atol(tok);
+        float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+        double nmse = 0, worst = 0, est = 0;
+        optireduce_stats_t before = stats();
+        for (int op = 0; op < ops; ++op) {
+            for (size_t i = 0; i < n; ++i) in[i] = grad(g_rank, op, i);
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double t0 = now_ms();
+            MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            times[op] = now_ms() - t0;
+            int rc = 0;
+            est += last_op(MPI_COMM_WORLD, &rc).error_estimate / ops;
+            double e2 = 0, t2 = 0, emax = 0;
+            for (size_t i = 0; i < n; ++i) {
+                double truth = 0;
+                for (int k = 0; k < g_size; ++k) truth += grad(k, op, i);
+                const double e = out[i] - truth;
+                e2 += e * e;
+                t2 += truth * truth;
+                if (fabs(e) > emax) emax = fabs(e);
+            }
+            nmse += e2 / t2 / ops;
+            if (emax / sqrt(t2 / (double)n) > worst) worst = emax / sqrt(t2 / (double)n);
+        }
+        optireduce_stats_t after = stats();
+        /* Every rank's view: the mean over ranks of NMSE and loss, the worst error, rank 0's times. */
+        double v[3] = {nmse / g_size, est / g_size, 0};
+        const double lost = (double)((after.entries_lost_rs - before.entries_lost_rs) + (after.entries_lost_ag - before.entries_lost_ag));
+        const double expected = (double)((after.entries_expected_rs - before.entries_expected_rs) +
+                                         (after.entries_expected_ag - before.entries_expected_ag));
+        v[2] = (expected > 0 ? lost / expected : 0) / g_size;
+        MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        qsort(times, (size_t)ops, sizeof *times, cmp_double);
+        if (g_rank == 0)
+            printf("measure %zu %d %.3f %.6g %.4g %.4g %.5f\n", n, ops, times[ops / 2], v[0], worst, v[1], v[2]);
+        fflush(stdout);
+        free(in);
+        free(out);
+    }
+    free(times);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -275,7 +336,8 @@ int main(int argc, char **argv) {
     if (strcmp(which, "unbiased") == 0) case_unbiased();
     else if (strcmp(which, "drift") == 0) case_drift();
     else if (strcmp(which, "excess") == 0) case_excess();
-    else CHECK(0, "unknown case '%s' (unbiased, drift, excess)", which);
+    else if (strcmp(which, "measure") == 0) case_measure();
+    else CHECK(0, "unknown case '%s' (unbiased, drift, excess, measure)", which);
     int failed = g_failed;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (g_rank == 0 && !failed) printf("PASS %s\n", which);
