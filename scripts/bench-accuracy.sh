@@ -2,7 +2,7 @@
 # bench-accuracy.sh: what the randomized Hadamard transform costs and buys, end to end, on the
 # emulated cloud (4 hosts at 1 Gbit/s, scripts/cloud/), bounded mode over udp:
 #   cost      clean network, allreduce P50 with OPTIREDUCE_HADAMARD=on and =off at 1, 4, 16 and
-#             64 MiB, in alternating runs (on, off, on, off) so drift of this shared host
+#             64 MiB, in four alternating pairs of runs (on, off, ...) so drift of this shared host
 #             shows up as the spread between the two runs of one setting
 #   accuracy  0.1%, 1%, 5% and 10% of packets dropped on arrival at every host: NMSE of the
 #             result against the exact sum, the largest error, the library's own error
@@ -10,7 +10,7 @@
 # Inputs are gradient-like (a fixed mean plus fresh noise per rank and operation); each line
 # comes from test/bounded's `measure` case. Writes OUTDIR/accuracy.txt ("<experiment> <setting>
 # measure ..."); scripts/plot-accuracy.py makes the tables and the PNG. Needs root; brings the
-# cloud up and tears it down. About 15 minutes.
+# cloud up and tears it down. About 20 minutes.
 #   usage: scripts/bench-accuracy.sh OUTDIR [BUILD_DIR]
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
@@ -28,19 +28,20 @@ result=$out/accuracy.txt
 
 run() {  # experiment setting hadamard sizes ops [VAR=VALUE...]
   local exp=$1 setting=$2 ht=$3 sizes=$4 ops=$5
+  local log=$out/$exp-$setting-$ht-${sizes%%,*}.txt
   shift 5
   echo "== $exp $setting hadamard=$ht ($sizes floats, $ops operations) $*"
   env "$@" LD_PRELOAD=$lib OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD=$ht \
-    CHECK_SIZES=$sizes CHECK_OPS=$ops \
-    "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_SIZES -x CHECK_OPS -- "$check" measure >"$out/$exp-$setting-$ht.txt" 2>&1 ||
-    { echo "run failed, see $out/$exp-$setting-$ht.txt" >&2; return 1; }
-  grep '^measure' "$out/$exp-$setting-$ht.txt" | sed "s/^/$exp $setting-$ht /" | tee -a "$result"
+    OPTIREDUCE_STATS=1 CHECK_SIZES=$sizes CHECK_OPS=$ops \
+    "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_SIZES -x CHECK_OPS -- "$check" measure >"$log" 2>&1 ||
+    { echo "run failed, see $log" >&2; return 1; }
+  grep '^measure' "$log" | sed "s/^/$exp $setting-$ht /" | tee -a "$result"
 }
 
 # The datagram channel moves about a quarter of the link (docs/benchmarks.md section 6), so a
 # 64 MiB phase takes longer than the default 1 s deadline cap: the cost runs raise the cap so
 # every operation completes and the two settings are timed doing the same work.
-for pass in 1 2; do
+for pass in 1 2 3 4; do
   for ht in on off; do
     run cost "clean$pass" $ht 262144,1048576 12 OPTIREDUCE_TIMEOUT_MAX_MS=30000
     run cost "clean$pass" $ht 4194304,16777216 5 OPTIREDUCE_TIMEOUT_MAX_MS=30000

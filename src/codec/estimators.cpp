@@ -81,14 +81,9 @@ __attribute__((target("avx512f"))) void scale_avx512(const float *src, float sca
 }
 #endif
 
-Isa usable(Isa isa) {
-    if (isa == Isa::avx512 && !isa_supported(Isa::avx512)) isa = Isa::avx2;
-    if (isa == Isa::avx2 && !isa_supported(Isa::avx2)) isa = Isa::scalar;
-    return isa;
-}
 
 void scaled_copy(const float *src, float scale, float *dst, std::size_t n, Isa isa) {
-    switch (usable(isa)) {
+    switch (usable_isa(isa)) {
 #if defined(__x86_64__)
     case Isa::avx512: return scale_avx512(src, scale, dst, n);
     case Isa::avx2: return scale_avx2(src, scale, dst, n);
@@ -103,7 +98,7 @@ void estimate_partial_sum(const float *own, std::span<const float *const> peers,
                           std::size_t n, Isa isa) {
     if (peers.empty()) return scaled_copy(own, static_cast<float>(ranks), dst, n, isa);
     const float scale = static_cast<float>(ranks - 1) / static_cast<float>(peers.size());
-    switch (usable(isa)) {
+    switch (usable_isa(isa)) {
 #if defined(__x86_64__)
     case Isa::avx512: return partial_sum_avx512(own, peers, scale, dst, n);
     case Isa::avx2: return partial_sum_avx2(own, peers, scale, dst, n);

@@ -210,12 +210,6 @@ OPTIREDUCE_AVX512 void signed_copy_avx512(float *dst, const float *src, std::siz
 }
 #endif
 
-// A path the CPU lacks falls back to the next narrower one (same bits, by construction).
-Isa usable(Isa isa) {
-    if (isa == Isa::avx512 && !isa_supported(Isa::avx512)) isa = Isa::avx2;
-    if (isa == Isa::avx2 && !isa_supported(Isa::avx2)) isa = Isa::scalar;
-    return isa;
-}
 
 }  // namespace
 
@@ -227,7 +221,7 @@ std::uint64_t sign_word(const SignKey &key, std::uint64_t block, std::uint64_t w
 }
 
 void signed_copy(float *dst, const float *src, std::size_t n, const SignKey &key, std::uint64_t block, Isa isa) {
-    switch (usable(isa)) {
+    switch (usable_isa(isa)) {
 #if defined(__x86_64__)
     case Isa::avx512: return signed_copy_avx512(dst, src, n, key, block);
     case Isa::avx2: return signed_copy_avx2(dst, src, n, key, block);
@@ -237,7 +231,7 @@ void signed_copy(float *dst, const float *src, std::size_t n, const SignKey &key
 }
 
 void fwht(float *x, std::size_t n, Isa isa) {
-    switch (usable(isa)) {
+    switch (usable_isa(isa)) {
 #if defined(__x86_64__)
     case Isa::avx512:
         if (n >= 32) return fwht_avx512(x, n);

@@ -22,6 +22,12 @@ Isa best_isa() {
     return isa;
 }
 
+Isa usable_isa(Isa isa) {
+    if (isa == Isa::avx512 && !isa_supported(Isa::avx512)) isa = Isa::avx2;
+    if (isa == Isa::avx2 && !isa_supported(Isa::avx2)) isa = Isa::scalar;
+    return isa;
+}
+
 const char *to_string(Isa isa) {
     switch (isa) {
     case Isa::scalar: return "scalar";

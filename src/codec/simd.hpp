@@ -11,6 +11,8 @@ enum class Isa { scalar, avx2, avx512 };
 
 // The widest instruction set this CPU (and this build) supports.
 Isa best_isa();
+// `isa`, or the next narrower one this CPU has (every path gives the same bits).
+Isa usable_isa(Isa isa);
 bool isa_supported(Isa isa);
 const char *to_string(Isa isa);
 

@@ -321,7 +321,9 @@ void BoundedOperation::reduce_own_shard() {
     if (lossy_.empty()) return;
     const double s2 = sigma2();
     for (const LossyChunk &l : lossy_) own_error_sq_ += partial_sum_error_sq(l.len, N, l.peers, s2);
+    if (own_error_sq_ <= 0) return;  // e.g. every contribution equal: the estimate is exact
     const double norm2 = sum_squares(result_ + own_.offset, own_.count);
+    // A zero shard with a nonzero error: the relative error is unbounded, sent as the largest.
     own_shard_error_ = wire::to_half(norm2 > 0 ? static_cast<float>(std::sqrt(own_error_sq_ / norm2)) : 65504.0f);
 }
 

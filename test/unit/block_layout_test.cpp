@@ -3,6 +3,8 @@
 // the padded vector and stay balanced; every instruction set gives the same bits.
 #include "codec/block_layout.hpp"
 
+#include "test_vectors.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,13 +15,7 @@
 namespace optireduce {
 namespace {
 
-std::vector<float> random_vector(std::size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto &x : v) x = d(rng);
-    return v;
-}
+using test::random_vector;
 
 double norm2(const float *v, std::size_t n) {
     double s = 0;

@@ -3,6 +3,8 @@
 // across operations.
 #include "codec/hadamard.hpp"
 
+#include "test_vectors.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,13 +15,7 @@
 namespace optireduce::hadamard {
 namespace {
 
-std::vector<float> random_vector(std::size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto &x : v) x = d(rng);
-    return v;
-}
+using test::random_vector;
 
 double norm(const std::vector<float> &v) {
     double s = 0;
