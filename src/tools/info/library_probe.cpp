@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "codec/simd.hpp"
 #include "optireduce/optireduce.h"
 #include "probes.hpp"
 
@@ -43,6 +44,8 @@ LibraryFacts probe_library() {
     f.mpi_abi = optireduce_mpi_abi();
     f.path = loaded_path();
     f.mpich_path = mpich_twin(f.path);
+    // The same choice the engine makes (codec/simd.hpp): this process runs on the same CPU.
+    f.codec_kernels = to_string(best_isa());
     return f;
 }
 

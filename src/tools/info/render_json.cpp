@@ -12,6 +12,7 @@ void render_json(const Report &r, std::ostream &os) {
     j.field("version", r.library.version);
     j.field("mpi_abi", r.library.mpi_abi);
     j.field("path", r.library.path);
+    j.field("codec_kernels", r.library.codec_kernels);
     if (r.library.mpich_path) j.field("mpich_path", *r.library.mpich_path);
     else j.null_field("mpich_path");
     j.end_object();

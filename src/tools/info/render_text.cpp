@@ -25,7 +25,8 @@ void library(const LibraryFacts &l, std::ostream &os) {
        << "  library       " << l.path << "\n"
        << "  built for     " << l.mpi_abi << "\n"
        << "  MPICH build   "
-       << (l.mpich_path ? *l.mpich_path : std::string("not installed next to it")) << "\n";
+       << (l.mpich_path ? *l.mpich_path : std::string("not installed next to it")) << "\n"
+       << "  kernels       " << l.codec_kernels << " (Hadamard transform and estimators, chosen for this CPU)\n";
 }
 
 void fabric(const FabricFacts &f, std::ostream &os) {

@@ -16,6 +16,7 @@ struct LibraryFacts {
     std::string mpi_abi;          // optireduce_mpi_abi(): "Open MPI" or "MPICH"
     std::string path;             // where the dynamic loader found liboptireduce.so
     std::optional<std::string> mpich_path;  // liboptireduce-mpich.so in the same directory
+    std::string codec_kernels;    // instruction set of the transform and estimator kernels
 };
 
 struct ProviderRow {
