@@ -73,13 +73,16 @@ typedef struct optireduce_op_report {
     double loss;               /* entries_lost / entries_expected */
     /* Estimated relative error ||result - exact|| / ||result|| of this rank's result: 0 when
      * nothing was lost anywhere this rank heard of. An estimate from the loss map and the data's
-     * spread across ranks, not a bound; it is typically within a factor of 2 of the truth. */
+     * spread across ranks, not a bound: it came within 3 - 6% of the measured error on the
+     * emulated cloud (docs/benchmarks.md 9.2) and is designed to be within a factor of 2. */
     double error_estimate;
     /* The part of error_estimate from this rank's own fills of lost phase-2 chunks: the only
-     * part in which ranks' results differ. 0 means every rank holds the same bits. */
+     * part in which ranks' results differ. 0 means this rank filled nothing; the ranks hold the
+     * same bits only if every rank reports 0 (a rank cannot see the others' fills). */
     double drift_estimate;
     int hadamard;              /* 1: the randomized Hadamard transform ran */
-    int excess;                /* 1: loss > OPTIREDUCE_MAX_LOSS */
+    int excess;                /* 1: loss > OPTIREDUCE_MAX_LOSS; with OPTIREDUCE_ON_EXCESS_LOSS=error
+                                  or exact on any rank (agreed), with warn on this rank */
     int path;                  /* 0 bounded (deadlines), 1 reliable (through the underlying MPI,
                                   OPTIREDUCE_ON_EXCESS_LOSS=exact), 2 exact mode */
 } optireduce_op_report_t;

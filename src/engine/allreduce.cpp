@@ -71,15 +71,15 @@ void record(CommState &comm, OpReport r) {
     add_estimate(ps, r.error_estimate, r.drift_estimate);
 }
 
-// OPTIREDUCE_ON_EXCESS_LOSS=exact: whether this operation runs through the underlying MPI. Every
-// rank must take the same path, and only the ranks that saw the excess know of it: one small
-// allreduce per operation agrees (the price the knob's documentation states).
-bool agree_on_reliable(CommState &comm) {
-    CommState::Bounded &b = *comm.bounded;
-    int want = b.reliable_left > 0 ? 1 : 0;
-    PMPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MAX, comm.comm);
-    if (b.reliable_left > 0) --b.reliable_left;
-    return want != 0;
+// OPTIREDUCE_ON_EXCESS_LOSS=error and =exact: whether the operation exceeded the budget on any
+// rank. Only the ranks that lost too much know it, and both actions must be the same on every
+// rank (one error code for all, or one path for the next operations): one small allreduce per
+// bounded operation agrees, the price the knob's documentation states. With warn each rank
+// judges its own loss and nothing is exchanged.
+bool agree_on_excess(CommState &comm, bool mine) {
+    int any = mine ? 1 : 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm.comm);
+    return any != 0;
 }
 
 int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
@@ -88,8 +88,12 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     const float *in = static_cast<const float *>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
     float *out = static_cast<float *>(recvbuf);
     const auto t0 = std::chrono::steady_clock::now();
-    // Counts beyond int cannot go through PMPI_Allreduce here; they stay on the bounded path.
-    if (cfg.on_excess_loss == ExcessLoss::exact && count <= static_cast<std::size_t>(INT_MAX) && agree_on_reliable(comm)) {
+    // A run of reliable operations after an excess (OPTIREDUCE_ON_EXCESS_LOSS=exact): reliable_left
+    // is driven only by agreed outcomes, so every rank takes this branch for the same operations.
+    // Counts beyond int cannot go through PMPI_Allreduce here; they stay on the bounded path (the
+    // count is the same on every rank, so that choice agrees too).
+    if (b.reliable_left > 0 && count <= static_cast<std::size_t>(INT_MAX)) {
+        --b.reliable_left;
         const int rc = PMPI_Allreduce(sendbuf, recvbuf, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm.comm);
         bump(process_stats().reliable_calls);
         OpReport r;
@@ -120,14 +124,16 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     process_stats().record_engine_call(count * sizeof(float), static_cast<std::uint64_t>(ns.count()));
 
     OpReport r = op.report();
-    r.excess = r.loss() > cfg.max_loss;
+    const bool mine = r.loss() > cfg.max_loss;
+    r.excess = cfg.on_excess_loss == ExcessLoss::warn ? mine : agree_on_excess(comm, mine);
     record(comm, r);
     if (!r.excess) {
         b.reliable_run = 0;  // back under the budget: the next excess starts from the shortest run
         return MPI_SUCCESS;
     }
     // Rate-limited: the first excess and then every 100th, so a lossy job does not flood stderr.
-    if (b.excess_warnings++ % 100 == 0)
+    // Only the ranks over the budget say it, with their own figures.
+    if (mine && b.excess_warnings++ % 100 == 0)
         OPTIREDUCE_LOG(warn,
                        "allreduce %llu of %zu floats lost %.2f%% of its entries (OPTIREDUCE_MAX_LOSS=%g), estimated "
                        "relative error %.3g; %llu such operations so far on this communicator",
@@ -141,8 +147,9 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
         return code;
     }
     case ExcessLoss::exact:
-        // Wider deadlines for when bounded operations resume, and a run of reliable ones that
-        // doubles (4, 8, ... 64) while the loss stays above the budget.
+        // Wider deadlines for when bounded operations resume (a no-op where OPTIREDUCE_TIMEOUT_MS
+        // pins them), and a run of reliable operations that doubles (4, 8, ... 64) while the
+        // agreed loss stays above the budget.
         b.deadlines.widen_all(2.0);
         b.reliable_run = std::min(64, std::max(4, 2 * b.reliable_run));
         b.reliable_left = b.reliable_run;

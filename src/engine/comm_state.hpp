@@ -55,8 +55,9 @@ public:
         // Accuracy under loss: agreed at setup.
         bool hadamard = false;        // OPTIREDUCE_HADAMARD resolved for this communicator
         std::uint64_t sign_seed = 0;  // rank 0's: the job seed of the random signs
-        // OPTIREDUCE_ON_EXCESS_LOSS=exact: operations this rank still asks to run through the
-        // underlying MPI, and how many the next excess asks for (doubles while loss stays high).
+        // OPTIREDUCE_ON_EXCESS_LOSS=exact: operations still to run through the underlying MPI, and
+        // how many the next excess asks for (doubles while loss stays high). Set only from
+        // agreed outcomes, so identical on every rank.
         int reliable_left = 0;
         int reliable_run = 0;
         std::uint64_t excess_warnings = 0;
@@ -66,10 +67,6 @@ public:
     // The last operation's report, written by the thread that ran it, read by any thread.
     mutable std::mutex report_mutex;
     OpReport last_op;
-    void set_report(const OpReport &r) {
-        std::lock_guard lock(report_mutex);
-        last_op = r;
-    }
 
     CommFacts facts() const { return {intracomm, size, enabled, min_bytes}; }
 

@@ -17,7 +17,7 @@ struct OpReport {
     double error_estimate = 0;      // estimated ||result - exact|| / ||result||
     double drift_estimate = 0;      // the part of it this rank alone has (phase-2 fills)
     bool hadamard = false;
-    bool excess = false;            // lost / expected > OPTIREDUCE_MAX_LOSS
+    bool excess = false;            // lost / expected > OPTIREDUCE_MAX_LOSS (on any rank where agreed)
     OpPath path = OpPath::bounded;
     double loss() const { return expected ? static_cast<double>(lost) / static_cast<double>(expected) : 0; }
 };
