@@ -59,8 +59,8 @@ void encode(const Header &h, std::span<std::byte, kHeaderBytes> out) {
 // binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. Written out rather than using F16C,
 // which not every x86 CPU has and other architectures spell differently.
 std::uint16_t to_half(float v) {
-    if (!(v > 0)) return 0;  // also NaN
-    if (v >= 65504.0f) return 0x7bff;
+    if (std::isnan(v) || v >= 65504.0f) return 0x7bff;
+    if (!(v > 0)) return 0;
     int e = 0;
     const float m = std::frexp(v, &e);  // v = m * 2^e, m in [0.5, 1)
     if (e > -14) {                      // normal: v = (1 + f/1024) * 2^(e-1)
@@ -94,6 +94,7 @@ const char *to_string(DecodeError e) {
         case DecodeError::bad_phase: return "unknown phase";
         case DecodeError::bad_length: return "payload length does not match the datagram";
         case DecodeError::reserved_set: return "reserved bits set";
+        case DecodeError::bad_shard_error: return "shard error not a finite non-negative value of the all-gather";
     }
     return "?";
 }
@@ -121,6 +122,10 @@ Decoded decode(std::span<const std::byte> d) {
     h.shard_error = get<std::uint16_t>(d, kOffShardError);
     h.sender_estimate_us = get<std::uint32_t>(d, kOffEstimate);
     if (static_cast<std::size_t>(h.payload_len) != d.size() - kHeaderBytes) return {std::nullopt, DecodeError::bad_length};
+    // 0x7c00 and above: infinity, NaN or a sign bit, none of which to_half writes; a NaN taken in
+    // would make every later error estimate NaN.
+    if (h.shard_error >= 0x7c00 || (h.phase == Phase::reduce_scatter && h.shard_error != 0))
+        return {std::nullopt, DecodeError::bad_shard_error};
     return {h, DecodeError::too_short};
 }
 

@@ -44,15 +44,24 @@ struct Header {
     bool operator==(const Header &) const = default;
 };
 
-// IEEE binary16 from/to float, for shard_error: round to nearest, saturating at 65504, NaN
-// and negative values as 0 (an error estimate is never negative).
+// IEEE binary16 from/to float, for shard_error: round to nearest, saturating at 65504 (also for
+// NaN: an error that cannot be bounded), negative values as 0 (an error estimate is never
+// negative). So a sender never puts an infinity, a NaN or a sign bit on the wire.
 std::uint16_t to_half(float v);
 float from_half(std::uint16_t h);
 
 // Writes kHeaderBytes into out (which must hold at least that many bytes).
 void encode(const Header &h, std::span<std::byte, kHeaderBytes> out);
 
-enum class DecodeError : std::uint8_t { too_short, bad_magic, bad_version, bad_phase, bad_length, reserved_set };
+enum class DecodeError : std::uint8_t {
+    too_short,
+    bad_magic,
+    bad_version,
+    bad_phase,
+    bad_length,
+    reserved_set,
+    bad_shard_error,  // not a finite non-negative binary16, or nonzero in the reduce-scatter
+};
 const char *to_string(DecodeError e);
 
 struct Decoded {
@@ -61,8 +70,8 @@ struct Decoded {
 };
 
 // Parses the header of a received datagram of `datagram.size()` bytes. Checks what the header
-// alone can tell (magic, version, phase, that payload_len matches the datagram size, reserved
-// bits zero); the receiver then checks nonce, communicator, rank and chunk bounds against its
+// alone can tell (magic, version, phase, reserved bits zero, that payload_len matches the
+// datagram size, a valid shard_error); the receiver then checks nonce, communicator, rank and chunk bounds against its
 // own state before any byte of payload is placed.
 Decoded decode(std::span<const std::byte> datagram);
 

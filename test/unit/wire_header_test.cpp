@@ -85,6 +85,21 @@ TEST(WireHeader, RejectsEachMalformation) {
     d = good;
     d[6] = std::byte{0x80};
     expect_error(d, DecodeError::reserved_set);
+    // shard_error (bytes 34-35, little-endian): infinity, NaN and a sign bit are refused, and so
+    // is any nonzero value in the reduce-scatter; the largest finite value passes.
+    for (const std::uint16_t bad : {0x7c00, 0x7e00, 0x8000, 0xbc00}) {
+        d = good;
+        d[34] = std::byte(bad & 0xff);
+        d[35] = std::byte(bad >> 8);
+        expect_error(d, DecodeError::bad_shard_error);
+    }
+    d = good;
+    d[34] = std::byte{0xff};
+    d[35] = std::byte{0x7b};
+    ASSERT_TRUE(decode(d).header.has_value());
+    EXPECT_EQ(decode(d).header->shard_error, 0x7bff);
+    d[5] = std::byte{1};  // the same value in a reduce-scatter datagram
+    expect_error(d, DecodeError::bad_shard_error);
     d = good;
     d[4] = std::byte{1};  // version 1 had no shard_error field
     expect_error(d, DecodeError::bad_version);
@@ -123,6 +138,7 @@ TEST(WireHeader, RandomInputIsRejectedOrCanonical) {
 TEST(WireHeader, HalfPrecisionErrorFieldRoundTrips) {
     EXPECT_EQ(to_half(0.0f), 0);
     EXPECT_EQ(to_half(-1.0f), 0);
+    EXPECT_EQ(to_half(NAN), 0x7bff);  // an error that cannot be bounded: the largest
     EXPECT_EQ(to_half(1.0f), 0x3c00);
     EXPECT_EQ(to_half(1e9f), 0x7bff);
     EXPECT_FLOAT_EQ(from_half(0x7bff), 65504.0f);
