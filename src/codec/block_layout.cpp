@@ -11,8 +11,16 @@ namespace optireduce {
 namespace {
 
 // Blocks transformed together before the interleaving transpose: 16 floats of a wire row are
-// one 64-byte cache line, written whole.
+// one 64-byte cache line, written whole. Fewer for blocks above 4096 elements, so the per-thread
+// scratch stays at 256 KiB (in L2) whatever OPTIREDUCE_HADAMARD_BLOCK says, or one block.
 constexpr std::size_t kGroup = 16;
+constexpr std::size_t kScratchFloats = std::size_t{64} << 10;
+
+std::size_t group_of(std::size_t block) { return std::clamp<std::size_t>(kScratchFloats / block, 1, kGroup); }
+
+// Rows of the scratch are one block plus a cache line apart: with a power-of-two stride the
+// transpose's 8 (16) rows would all map to the same L1 set and evict each other.
+std::size_t row_of(std::size_t block) { return block + 16; }
 
 std::vector<float> &scratch(std::size_t floats) {
     thread_local std::vector<float> s;
@@ -56,9 +64,13 @@ BlockLayout plan_layout(std::size_t n, int parts, bool transform, std::size_t ma
     BlockLayout l;
     l.n = n;
     l.parts = parts;
-    l.transform = transform;
     l.padded = n;
-    if (!transform) return l;
+    // Fewer blocks of kMinBlock than parts would leave some shard without a block (its owner
+    // would then have nothing to estimate the spread from, and the others' shards would be
+    // twice as large): such a small vector is sent as it is.
+    const std::size_t min_blocks = (n + BlockLayout::kMinBlock - 1) / BlockLayout::kMinBlock;
+    if (!transform || min_blocks < static_cast<std::size_t>(parts)) return l;
+    l.transform = true;
     std::size_t b = std::bit_floor(std::max<std::size_t>(max_block, 1));
     const std::size_t want = BlockLayout::kBlocksPerShard * static_cast<std::size_t>(parts);
     while (b > BlockLayout::kMinBlock && (n + b - 1) / b < want) b /= 2;
@@ -86,15 +98,16 @@ void encode(const BlockLayout &l, const float *in, float *wire, const hadamard::
                 hadamard::fwht(w + g * B, B, isa);
             }
         } else {
-            std::vector<float> &tmp = scratch(kGroup * B);
-            for (std::size_t g0 = 0; g0 < s.m; g0 += kGroup) {
-                const std::size_t G = std::min(kGroup, s.m - g0);
+            const std::size_t R = row_of(B);
+            std::vector<float> &tmp = scratch(group_of(B) * R);
+            for (std::size_t g0 = 0; g0 < s.m; g0 += group_of(B)) {
+                const std::size_t G = std::min(group_of(B), s.m - g0);
                 for (std::size_t g = 0; g < G; ++g) {
                     const std::size_t b = s.first + g0 + g;
-                    hadamard::signed_copy(tmp.data() + g * B, in + b * B, B, key, b, isa);
-                    hadamard::fwht(tmp.data() + g * B, B, isa);
+                    hadamard::signed_copy(tmp.data() + g * R, in + b * B, B, key, b, isa);
+                    hadamard::fwht(tmp.data() + g * R, B, isa);
                 }
-                transpose(tmp.data(), B, w + g0, s.m, G, B, isa);  // w[i * m + g0 + g] = tmp[g * B + i]
+                transpose(tmp.data(), R, w + g0, s.m, G, B, isa);  // w[i * m + g0 + g] = tmp[g * R + i]
             }
         }
         if (s.has_tail) {
@@ -113,22 +126,24 @@ void decode(const BlockLayout &l, const float *wire, float *out, const hadamard:
         return;
     }
     const std::size_t B = l.block;
-    std::vector<float> &tmp = scratch(kGroup * B);
+    const std::size_t R = row_of(B);
+    std::vector<float> &tmp = scratch(group_of(B) * R);
     for (int j = 0; j < l.parts; ++j) {
         const ShardBlocks s = blocks_of_shard(l, j);
         const float *w = wire + s.offset;
         const bool transposed = l.interleave && s.m > 1;
-        for (std::size_t g0 = 0; g0 < s.m; g0 += kGroup) {
-            const std::size_t G = std::min(kGroup, s.m - g0);
+        for (std::size_t g0 = 0; g0 < s.m; g0 += group_of(B)) {
+            const std::size_t G = std::min(group_of(B), s.m - g0);
             if (transposed) {
-                transpose(w + g0, s.m, tmp.data(), B, B, G, isa);  // tmp[g * B + i] = w[i * m + g0 + g]
+                transpose(w + g0, s.m, tmp.data(), R, B, G, isa);  // tmp[g * R + i] = w[i * m + g0 + g]
             } else {
-                std::memcpy(tmp.data(), w + g0 * B, G * B * sizeof(float));
+                for (std::size_t g = 0; g < G; ++g)
+                    std::memcpy(tmp.data() + g * R, w + (g0 + g) * B, B * sizeof(float));
             }
             for (std::size_t g = 0; g < G; ++g) {
                 const std::size_t b = s.first + g0 + g;
-                hadamard::fwht(tmp.data() + g * B, B, isa);
-                hadamard::signed_copy(out + b * B, tmp.data() + g * B, B, key, b, isa);
+                hadamard::fwht(tmp.data() + g * R, B, isa);
+                hadamard::signed_copy(out + b * B, tmp.data() + g * R, B, key, b, isa);
             }
         }
         if (s.has_tail) {

@@ -7,7 +7,10 @@
 //   elements travel. Each block gets its random signs and an orthonormal Hadamard transform.
 // - Shards are whole blocks (the owner of a shard then holds every coordinate of its blocks).
 //   The block is halved for small vectors until every shard has at least kBlocksPerShard
-//   blocks, so the shards stay within 1/kBlocksPerShard of each other in size.
+//   blocks, so the shards stay within 1/kBlocksPerShard of each other in size, but not below
+//   kMinBlock: below kBlocksPerShard * parts * kMinBlock elements the shards have fewer
+//   blocks, and a vector of fewer than parts blocks of kMinBlock, which would leave a shard
+//   with no block at all, is not transformed (transform comes back false).
 // - Inside a shard, the full blocks are interleaved: element i of the shard's g-th block sits at
 //   i * m + g (m full blocks in the shard). A datagram of consecutive wire elements then carries
 //   a few coordinates of every block of the shard, and a lost run of datagrams costs each block

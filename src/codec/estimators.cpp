@@ -27,6 +27,16 @@ void partial_sum_scalar(const float *own, std::span<const float *const> peers, f
     }
 }
 
+// Elements [from, n) the scalar way: the vector paths' remainder.
+void partial_sum_tail(const float *own, std::span<const float *const> peers, float scale, float *dst,
+                      std::size_t from, std::size_t n) {
+    for (std::size_t i = from; i < n; ++i) {
+        float acc = peers[0][i];
+        for (std::size_t k = 1; k < peers.size(); ++k) acc += peers[k][i];
+        dst[i] = own[i] + acc * scale;
+    }
+}
+
 void scale_scalar(const float *src, float scale, float *dst, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) dst[i] = src[i] * scale;
 }
@@ -43,11 +53,7 @@ __attribute__((target("avx2"))) void partial_sum_avx2(const float *own, std::spa
         for (std::size_t k = 1; k < peers.size(); ++k) acc = _mm256_add_ps(acc, _mm256_loadu_ps(peers[k] + i));
         _mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_loadu_ps(own + i), _mm256_mul_ps(acc, s)));
     }
-    for (; i < n; ++i) {
-        float acc = peers[0][i];
-        for (std::size_t k = 1; k < peers.size(); ++k) acc += peers[k][i];
-        dst[i] = own[i] + acc * scale;
-    }
+    partial_sum_tail(own, peers, scale, dst, i, n);
 }
 
 __attribute__((target("avx2"))) void scale_avx2(const float *src, float scale, float *dst, std::size_t n) {
@@ -66,11 +72,7 @@ __attribute__((target("avx512f"))) void partial_sum_avx512(const float *own, std
         for (std::size_t k = 1; k < peers.size(); ++k) acc = _mm512_add_ps(acc, _mm512_loadu_ps(peers[k] + i));
         _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_loadu_ps(own + i), _mm512_mul_ps(acc, s)));
     }
-    for (; i < n; ++i) {
-        float acc = peers[0][i];
-        for (std::size_t k = 1; k < peers.size(); ++k) acc += peers[k][i];
-        dst[i] = own[i] + acc * scale;
-    }
+    partial_sum_tail(own, peers, scale, dst, i, n);
 }
 
 __attribute__((target("avx512f"))) void scale_avx512(const float *src, float scale, float *dst, std::size_t n) {

@@ -58,20 +58,23 @@ constexpr std::array kKnobs{
              "bounded mode: randomized Hadamard transform of the vector before it travels, so a "
              "lost datagram becomes small noise spread over many coordinates instead of a hole "
              "(docs/benchmarks.md measures its cost). auto: on wherever the datagram channel "
-             "runs, which is the only place data can be lost; off on the reliable channel"},
+             "runs, which is the only place data can be lost; the reliable channel never "
+             "transforms, so on is the same as auto"},
     KnobSpec{"OPTIREDUCE_HADAMARD_BLOCK", KnobType::bytes, "4096", "256..1M, a power of two", 256, 1048576,
              true,
              "bounded mode: elements (floats, not bytes) per transform block; smaller vectors use "
-             "smaller blocks so every rank's shard holds at least 8 blocks"},
+             "smaller blocks (down to 256) so every rank's shard holds up to 8 blocks; a vector "
+             "of fewer than 256 x ranks elements is not transformed"},
     KnobSpec{"OPTIREDUCE_MAX_LOSS", KnobType::number, "0.1", "0..1", 0, 1, false,
              "bounded mode: fraction of the entries this rank received in one operation that may "
              "be lost before OPTIREDUCE_ON_EXCESS_LOSS acts; the result is returned either way"},
     KnobSpec{"OPTIREDUCE_ON_EXCESS_LOSS", KnobType::enumeration, "warn", "warn|error|exact", 0, 0, true,
-             "bounded mode, when an operation lost more than OPTIREDUCE_MAX_LOSS: warn logs it; "
-             "error also returns an MPI error through the communicator's error handler; exact "
-             "widens the deadline and runs the next operations through the underlying MPI "
-             "(reliable) until a bounded one is back under the budget. exact costs one small "
-             "extra allreduce per operation to agree on the switch"},
+             "bounded mode, when an operation lost more than OPTIREDUCE_MAX_LOSS: warn logs it "
+             "(each rank judges its own loss); error also returns an MPI error, on every rank, "
+             "through the communicator's error handler; exact widens the deadline and runs the "
+             "next operations through the underlying MPI (reliable) until a bounded one is back "
+             "under the budget on every rank. error and exact cost one small extra allreduce per "
+             "bounded operation to agree whether any rank was over the budget"},
     KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", "error|warn|info|debug", 0, 0, false,
              "messages to stderr, prefixed optireduce[rank]"},
     KnobSpec{"OPTIREDUCE_STATS", KnobType::boolean, "0", "0|1", 0, 0, false,

@@ -289,9 +289,8 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
 }
 
 void BoundedOperation::reduce_own_shard() {
-    const int N = comm_.size, me = comm_.rank;
+    const int N = comm_.size;
     const std::size_t F = b_.floats_per_datagram;
-    const ChunkBitmap &map = rx_.map[0];
     std::vector<const float *> terms, peers;
     terms.reserve(static_cast<std::size_t>(N));
     peers.reserve(static_cast<std::size_t>(N));
@@ -299,19 +298,11 @@ void BoundedOperation::reduce_own_shard() {
     for (std::uint32_t c = 0; c < chunks; ++c) {
         const Range g = segment_of(own_.count, F, c);
         const float *own = wire_ + own_.offset + g.offset;
-        terms.clear();
-        peers.clear();
-        for (int s = 0; s < N; ++s) {
-            const auto i = static_cast<std::size_t>(s);
-            if (s == me) terms.push_back(own);
-            else if (map.test(i, c)) {
-                terms.push_back(incoming_ + i * own_.count + g.offset);
-                peers.push_back(terms.back());
-            }
-        }
+        chunk_terms(c, g, terms, &peers);
         float *dst = result_ + own_.offset + g.offset;
         if (peers.size() + 1 == static_cast<std::size_t>(N)) {
-            // Terms in rank order, our own at our rank: the same bits as exact mode.
+            // Terms in rank order, our own at our rank: every rank's shard adds up the same way
+            // (with the transform off, the same bits as exact mode).
             sum_in_order(terms, dst, g.count);
         } else {
             estimate_partial_sum(own, peers, N, dst, g.count);
@@ -327,33 +318,44 @@ void BoundedOperation::reduce_own_shard() {
     own_shard_error_ = wire::to_half(norm2 > 0 ? static_cast<float>(std::sqrt(own_error_sq_ / norm2)) : 65504.0f);
 }
 
+void BoundedOperation::chunk_terms(std::uint32_t c, const Range &g, std::vector<const float *> &terms,
+                                   std::vector<const float *> *peers) const {
+    const ChunkBitmap &map = rx_.map[0];
+    terms.clear();
+    if (peers) peers->clear();
+    for (int s = 0; s < comm_.size; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        if (s == comm_.rank) {
+            terms.push_back(wire_ + own_.offset + g.offset);
+        } else if (map.test(i, c)) {
+            terms.push_back(incoming_ + i * own_.count + g.offset);
+            if (peers) peers->push_back(terms.back());
+        }
+    }
+}
+
 double BoundedOperation::sigma2() {
     if (sigma2_ >= 0) return sigma2_;
     // Every 8th chunk is plenty for one number per operation, and costs an eighth of a pass.
     constexpr std::uint32_t kStride = 8;
-    const int N = comm_.size, me = comm_.rank;
     const std::size_t F = b_.floats_per_datagram;
-    const ChunkBitmap &map = rx_.map[0];
     const auto chunks = static_cast<std::uint32_t>(segment_count(own_.count, F));
     SpreadSample sample;
     std::vector<const float *> terms;
     for (std::uint32_t stride : {kStride, 1u}) {
         for (std::uint32_t c = 0; c < chunks; c += stride) {
             const Range g = segment_of(own_.count, F, c);
-            terms.clear();
-            for (int s = 0; s < N; ++s) {
-                const auto i = static_cast<std::size_t>(s);
-                if (s == me) terms.push_back(wire_ + own_.offset + g.offset);
-                else if (map.test(i, c)) terms.push_back(incoming_ + i * own_.count + g.offset);
-            }
+            chunk_terms(c, g, terms, nullptr);
             sample.add(terms, g.count);
         }
         if (sample.coords > 0) break;  // else: nothing sampled had two terms; try every chunk
     }
-    // Nothing to compare with at all (every peer lost): our own values' mean square stands in.
-    sigma2_ = sample.coords > 0  ? sample.sigma2()
-              : own_.count > 0 ? sum_squares(wire_ + own_.offset, own_.count) / static_cast<double>(own_.count)
-                               : 0;
+    // Nothing to compare with at all (every peer lost, or our shard is empty): the mean square
+    // of our own values stands in (of our shard, else of our whole input).
+    const Range own = own_.count > 0 ? own_ : Range{0, layout_.padded};
+    sigma2_ = sample.coords > 0 ? sample.sigma2()
+              : own.count > 0   ? sum_squares(wire_ + own.offset, own.count) / static_cast<double>(own.count)
+                                : 0;
     return sigma2_;
 }
 

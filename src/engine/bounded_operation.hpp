@@ -56,6 +56,10 @@ private:
     void fill_and_copy_out();
     void estimate_error();
     double sigma2();  // the between-rank spread of our shard's contributions, sampled lazily
+    // The contributions we hold for chunk c (elements g) of our shard, in rank order, ours at
+    // our rank; `peers`, where given, gets the peers' that arrived alone.
+    void chunk_terms(std::uint32_t c, const Range &g, std::vector<const float *> &terms,
+                     std::vector<const float *> *peers) const;
     void learn();
 
     CommState &comm_;

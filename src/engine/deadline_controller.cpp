@@ -63,10 +63,6 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
     else if (loss <= s_.target_loss / 2) st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);
 }
 
-}  // namespace optireduce
-
-namespace optireduce {
-
 void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::uint64_t near,
                                              std::uint64_t expected) {
     auto it = states_.find({size_class(bytes), phase});
@@ -74,10 +70,6 @@ void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::
     if (static_cast<double>(near) / static_cast<double>(expected) > s_.target_loss)
         it->second.multiple = std::min(it->second.multiple * kWiden, kMaxMultiple);
 }
-
-}  // namespace optireduce
-
-namespace optireduce {
 
 void DeadlineController::widen_all(double factor) {
     for (auto &[key, st] : states_) st.multiple = std::min(st.multiple * factor, kMaxMultiple);

@@ -51,6 +51,12 @@ TEST(BlockLayout, RoundTripForEverySizeFrom1To2Pow24) {
     sizes.push_back(1000003);
     for (std::size_t n : sizes)
         if (n <= (std::size_t{1} << 24)) expect_round_trip(n, 4, 4096, true);
+    // One shard: every size is transformed, however small (with 4 shards, below 4 blocks of 256
+    // the vector is sent untransformed).
+    for (std::size_t n = 1; n <= 300; ++n) {
+        ASSERT_TRUE(plan_layout(n, 1, true, 4096).transform) << n;
+        expect_round_trip(n, 1, 4096, true);
+    }
     for (std::size_t n : {1u, 777u, 65536u, 200003u}) {
         expect_round_trip(n, 2, 65536, true);
         expect_round_trip(n, 3, 256, false);
@@ -62,15 +68,22 @@ TEST(BlockLayout, ShardsAreWholeBlocksCoverTheVectorAndStayBalanced) {
     for (int parts : {2, 3, 4, 7, 16}) {
         for (std::size_t n : {1u, 100u, 4096u, 16384u, 16385u, 262144u, 1000003u, 16777216u}) {
             const BlockLayout l = plan_layout(n, parts, true, 4096);
+            // Fewer blocks of the smallest size than shards: no transform, the plain shards.
+            const bool fits = (n + BlockLayout::kMinBlock - 1) / BlockLayout::kMinBlock >= static_cast<std::size_t>(parts);
+            ASSERT_EQ(l.transform, fits) << n << " " << parts;
+            if (!fits) {
+                EXPECT_EQ(l.padded, n);
+                for (int j = 0; j < parts; ++j) EXPECT_EQ(l.shard(j), shard_of(n, parts, j));
+                continue;
+            }
             EXPECT_GE(l.padded, n);
             EXPECT_LT(l.padded - n, std::max<std::size_t>(l.tail, 1));  // padding only in the tail
             std::size_t at = 0, biggest = 0, smallest = SIZE_MAX;
             for (int j = 0; j < parts; ++j) {
                 const Range r = l.shard(j);
                 EXPECT_EQ(r.offset, at);
-                if (r.count) {
-                    EXPECT_EQ(r.offset % l.block, 0u);
-                }
+                EXPECT_GT(r.count, 0u) << n << " " << parts << " shard " << j;  // no empty shard
+                EXPECT_EQ(r.offset % l.block, 0u);
                 at += r.count;
                 biggest = std::max(biggest, r.count);
                 smallest = std::min(smallest, r.count);
@@ -92,9 +105,17 @@ TEST(BlockLayout, WithoutTheTransformTheWireIsTheInput) {
     for (int j = 0; j < 3; ++j) EXPECT_EQ(l.shard(j), shard_of(1001, 3, j));
 }
 
-TEST(BlockLayout, EveryInstructionSetGivesTheSameBits) {
-    const std::size_t n = 3 * 4096 * 8 + 1234;
-    const BlockLayout l = plan_layout(n, 3, true, 4096);
+TEST(BlockLayout, LargeBlocksUseLessScratchAndStillRoundTrip) {
+    // Blocks above 4096 elements are transformed fewer at a time before the transpose (the
+    // scratch stays at 256 KiB): the interleaved layout must come out the same.
+    for (std::size_t block : {8192u, 65536u}) {  // groups of 8 and of 1
+        ASSERT_EQ(plan_layout(8 * 4 * block + 77, 4, true, block).block, block);
+        expect_round_trip(8 * 4 * block + 77, 4, block, true);
+    }
+}
+
+void expect_same_bits_on_every_isa(std::size_t n, int parts, std::size_t block) {
+    const BlockLayout l = plan_layout(n, parts, true, block);
     const auto in = random_vector(n, 5);
     const hadamard::SignKey key{1, 2, 3};
     std::vector<float> ref(l.padded), back_ref(n);
@@ -111,6 +132,11 @@ TEST(BlockLayout, EveryInstructionSetGivesTheSameBits) {
         EXPECT_EQ(std::memcmp(w.data(), ref.data(), w.size() * sizeof(float)), 0) << to_string(isa);
         EXPECT_EQ(std::memcmp(back.data(), back_ref.data(), n * sizeof(float)), 0) << to_string(isa);
     }
+}
+
+TEST(BlockLayout, EveryInstructionSetGivesTheSameBits) {
+    expect_same_bits_on_every_isa(3 * 4096 * 8 + 1234, 3, 4096);
+    expect_same_bits_on_every_isa(4 * 16384 * 8 + 99, 4, 16384);  // groups of 4 blocks
 }
 
 // Interleaving: one datagram-sized run of the wire vector touches every full block of its shard.

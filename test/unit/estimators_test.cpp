@@ -5,6 +5,8 @@
 #include "codec/block_layout.hpp"
 #include "codec/estimators.hpp"
 
+#include "test_vectors.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,20 +43,18 @@ TEST(Estimators, FillFromOwnScalesByRanks) {
 }
 
 TEST(Estimators, EveryInstructionSetGivesTheSameBits) {
-    std::mt19937 rng(3);
-    std::normal_distribution<float> d;
     const std::size_t n = 1000;
-    std::vector<std::vector<float>> v(4, std::vector<float>(n));
-    for (auto &x : v)
-        for (auto &y : x) y = d(rng);
+    std::vector<std::vector<float>> v;
+    for (unsigned k = 0; k < 4; ++k) v.push_back(test::random_vector(n, 3 + k));
     const float *peers[] = {v[1].data(), v[2].data()};
     std::vector<float> ref(n), got(n);
-    estimate_partial_sum(v[0].data(), peers, 4, ref.data(), n, Isa::scalar);
     for (Isa isa : {Isa::avx2, Isa::avx512}) {
         if (!isa_supported(isa)) {
             std::printf("%s: not on this CPU, not compared\n", to_string(isa));
             continue;
         }
+        // The reference is recomputed for each instruction set: the fill below overwrites it.
+        estimate_partial_sum(v[0].data(), peers, 4, ref.data(), n, Isa::scalar);
         estimate_partial_sum(v[0].data(), peers, 4, got.data(), n, isa);
         EXPECT_EQ(std::memcmp(ref.data(), got.data(), n * sizeof(float)), 0) << to_string(isa);
         fill_from_own(v[3].data(), got.data(), n, 4, isa);
@@ -150,6 +150,58 @@ TEST(Estimators, ErrorFormulaMatchesEnumerationOverLossPatterns) {
         EXPECT_NEAR(sum_sq / subsets, partial_sum_error_sq(1, ranks, m, s2), 1e-4) << "m=" << m;
     }
     EXPECT_EQ(partial_sum_error_sq(10, ranks, M, s2), 0.0);
+}
+
+// The phase-2 fill N * own stands for the sum of all N contributions, own included. Over the
+// choice of which rank fills (own drawn from the N values), the mean squared error is
+// N (N - 1) sigma2 with sigma2 the N values' sample variance: exact, by enumeration.
+TEST(Estimators, FillErrorFormulaMatchesEnumerationOverFillingRanks) {
+    const std::vector<double> x{0.5, 3.0, -1.0, 2.0, 7.0};
+    const int N = 5;
+    double mean = 0, s2 = 0, truth = 0;
+    for (double v : x) mean += v / N;
+    for (double v : x) s2 += (v - mean) * (v - mean) / (N - 1);
+    for (double v : x) truth += v;
+    double sum_sq = 0;
+    for (double own : x) sum_sq += std::pow(N * own - truth, 2);
+    EXPECT_NEAR(sum_sq / N, fill_error_sq(1, N, s2), 1e-9);
+    EXPECT_NEAR(fill_error_sq(7, N, s2), 7 * fill_error_sq(1, N, s2), 1e-9);  // per element
+}
+
+// Every peer lost: the estimate N * own misses the M = N - 1 peers' values by M * own - sum.
+// With own and the peers independent draws of one spread sigma2 its mean square is
+// M (M + 1) sigma2 (Monte Carlo, 400k draws, within 2%).
+TEST(Estimators, ErrorFormulaWithNoPeerMatchesSimulation) {
+    std::mt19937 rng(11);
+    std::normal_distribution<double> d(3.0, 2.0);  // sigma2 = 4, mean far from 0
+    const int ranks = 4, M = 3, trials = 400000;
+    double sum_sq = 0;
+    for (int t = 0; t < trials; ++t) {
+        const float own = static_cast<float>(d(rng));
+        double truth = own;
+        for (int i = 0; i < M; ++i) truth += d(rng);
+        float est = 0;
+        estimate_partial_sum(&own, {}, ranks, &est, 1);
+        sum_sq += std::pow(est - truth, 2);
+    }
+    const double want = partial_sum_error_sq(1, ranks, 0, 4.0);
+    EXPECT_DOUBLE_EQ(want, M * (M + 1) * 4.0);
+    EXPECT_NEAR(sum_sq / trials / want, 1.0, 0.02);
+}
+
+// The spread sample: per coordinate the terms' sample variance (k - 1 in the denominator),
+// averaged over coordinates; fewer than two terms carry no spread and are not counted.
+TEST(Estimators, SpreadSampleOnExactInputs) {
+    const std::vector<float> a{1, 0}, b{2, 0}, c{3, 6};
+    const float *three[] = {a.data(), b.data(), c.data()};
+    SpreadSample s;
+    s.add(three, 2);  // coordinate 0: 1, 2, 3 -> 1; coordinate 1: 0, 0, 6 -> 12
+    EXPECT_DOUBLE_EQ(s.coords, 2.0);
+    EXPECT_DOUBLE_EQ(s.sigma2(), 6.5);
+    const float *one[] = {a.data()};
+    s.add(one, 2);
+    EXPECT_DOUBLE_EQ(s.coords, 2.0);
+    EXPECT_DOUBLE_EQ(SpreadSample{}.sigma2(), 0.0);
 }
 
 }  // namespace
