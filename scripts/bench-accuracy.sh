@@ -11,11 +11,22 @@
 # comes from test/bounded's `measure` case. Writes OUTDIR/accuracy.txt ("<experiment> <setting>
 # measure ..."); scripts/plot-accuracy.py makes the tables and the PNG. Needs root; brings the
 # cloud up and tears it down. About 20 minutes.
-#   usage: scripts/bench-accuracy.sh OUTDIR [BUILD_DIR]
+#   usage: scripts/bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N]
+# --pairs N runs only N alternating pairs (on, off) of 16 operations at 4 MiB on the clean
+# network and writes OUTDIR/cost-4MiB-pairs.txt, one line per run: "<pair> <on|off> measure ...
+# | phases ... | p50 ..., p99 ..." (the measure line, then the job summary's phase endings and
+# engine latency over all ranks). About 20 seconds a pair.
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
-out=${1:?usage: bench-accuracy.sh OUTDIR [BUILD_DIR]}
-build=${2:-$here/../build}
+usage="usage: bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N]"
+out=${1:?$usage}
+build=$here/../build pairs=0
+shift
+if (($#)) && [[ $1 != --pairs ]]; then build=$1; shift; fi
+if (($#)); then
+  [[ $1 == --pairs && ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
+  pairs=$2
+fi
 lib=$build/wrappers/liboptireduce.so
 check=$build/test/bounded/optireduce_accuracy_check
 [[ -x $check && -f $lib ]] || { echo "build first: $check and $lib are missing" >&2; exit 1; }
@@ -31,12 +42,31 @@ run() {  # experiment setting hadamard sizes ops [VAR=VALUE...]
   local log=$out/$exp-$setting-$ht-${sizes%%,*}.txt
   shift 5
   echo "== $exp $setting hadamard=$ht ($sizes floats, $ops operations) $*"
-  env "$@" LD_PRELOAD=$lib OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD=$ht \
-    OPTIREDUCE_STATS=1 CHECK_SIZES=$sizes CHECK_OPS=$ops \
+  env "$@" LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD="$ht" \
+    OPTIREDUCE_STATS=1 CHECK_SIZES="$sizes" CHECK_OPS="$ops" \
     "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_SIZES -x CHECK_OPS -- "$check" measure >"$log" 2>&1 ||
     { echo "run failed, see $log" >&2; return 1; }
   grep '^measure' "$log" | sed "s/^/$exp $setting-$ht /" | tee -a "$result"
 }
+
+if ((pairs > 0)); then
+  result=$out/cost-4MiB-pairs.txt
+  : >"$result"
+  for ((i = 1; i <= pairs; i++)); do
+    for ht in on off; do
+      log=$out/pairs-$i-$ht.txt
+      env LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD="$ht" \
+        OPTIREDUCE_STATS=1 CHECK_SIZES=1048576 CHECK_OPS=16 OPTIREDUCE_TIMEOUT_MAX_MS=30000 \
+        "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_SIZES -x CHECK_OPS -- "$check" measure >"$log" 2>&1 ||
+        { echo "run failed, see $log" >&2; exit 1; }
+      phases=$(grep -o 'phases [0-9]* complete, [0-9]* closed early, [0-9]* at the deadline' "$log" | head -1)
+      p50=$(grep -o 'p50 [0-9.]* us, p99 [0-9.]* us' "$log" | head -1)
+      echo "$i $ht $(grep '^measure' "$log") | $phases | $p50" | tee -a "$result"
+    done
+  done
+  echo "results: $result"
+  exit 0
+fi
 
 # The datagram channel moves about a quarter of the link (docs/benchmarks.md section 6), so a
 # 64 MiB phase takes longer than the default 1 s deadline cap: the cost runs raise the cap so
