@@ -82,6 +82,16 @@ bool agree_on_excess(CommState &comm, bool mine) {
     return any != 0;
 }
 
+// OPTIREDUCE_ON_EXCESS_LOSS=exact after an agreed excess: wider deadlines for when bounded
+// operations resume (a no-op where OPTIREDUCE_TIMEOUT_MS pins them), and a run of reliable
+// operations that doubles (4, 8, ... 64) while the agreed loss stays above the budget. Every rank
+// calls it for the same operations, so the state stays identical.
+void start_reliable_run(CommState::Bounded &b) {
+    b.deadlines.widen_all(2.0);
+    b.reliable_run = std::min(64, std::max(4, 2 * b.reliable_run));
+    b.reliable_left = b.reliable_run;
+}
+
 int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
     const Config &cfg = context().config;
     CommState::Bounded &b = *comm.bounded;
@@ -106,19 +116,21 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     const BlockLayout layout = plan_layout(count, comm.size, b.hadamard, cfg.hadamard_block);
     std::string error;
     Staging *staging = comm.acquire_staging(layout.padded, layout.max_shard(), layout.transform ? layout.padded : 0, &error);
-    if (!staging) {
-        OPTIREDUCE_LOG(error, "allreduce of %zu floats: %s", count, error.c_str());
-        PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_NO_MEM);
-        return MPI_ERR_NO_MEM;
-    }
+    // A rank that fails still takes part in the agreement the others will run after their
+    // operation (as an excess: its result is not an estimate), so that the collectives stay in
+    // step and the others learn of the failure.
+    const auto fail = [&](int code, const char *what) {
+        OPTIREDUCE_LOG(error, "bounded allreduce of %zu floats failed: %s", count, what);
+        if (cfg.on_excess_loss != ExcessLoss::warn) agree_on_excess(comm, true);
+        if (cfg.on_excess_loss == ExcessLoss::exact) start_reliable_run(b);  // as the others do
+        PMPI_Comm_call_errhandler(comm.comm, code);
+        return code;
+    };
+    if (!staging) return fail(MPI_ERR_NO_MEM, error.c_str());
     BoundedOperation op(comm, *staging, layout, in, out);
     error = op.run();
     comm.release_staging(staging);
-    if (!error.empty()) {
-        OPTIREDUCE_LOG(error, "bounded allreduce of %zu floats failed: %s", count, error.c_str());
-        PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_OTHER);
-        return MPI_ERR_OTHER;
-    }
+    if (!error.empty()) return fail(MPI_ERR_OTHER, error.c_str());
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
     bump(process_stats().bounded_calls);
     process_stats().record_engine_call(count * sizeof(float), static_cast<std::uint64_t>(ns.count()));
@@ -146,14 +158,7 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
         PMPI_Comm_call_errhandler(comm.comm, code);
         return code;
     }
-    case ExcessLoss::exact:
-        // Wider deadlines for when bounded operations resume (a no-op where OPTIREDUCE_TIMEOUT_MS
-        // pins them), and a run of reliable operations that doubles (4, 8, ... 64) while the
-        // agreed loss stays above the budget.
-        b.deadlines.widen_all(2.0);
-        b.reliable_run = std::min(64, std::max(4, 2 * b.reliable_run));
-        b.reliable_left = b.reliable_run;
-        return MPI_SUCCESS;
+    case ExcessLoss::exact: start_reliable_run(b); return MPI_SUCCESS;
     }
     return MPI_SUCCESS;
 }
