@@ -206,6 +206,15 @@ static void case_drift(void) {
 }
 
 /* ---- excess ---------------------------------------------------------------------------------- */
+/* 1 if every rank holds the same n values (n <= 64). */
+static int same_on_all_ranks(const int *v, int n) {
+    int lo[64], hi[64], same = 1;
+    MPI_Allreduce(v, lo, n, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(v, hi, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    for (int i = 0; i < n; ++i) same = same && lo[i] == hi[i];
+    return same;
+}
+
 static void case_excess(void) {
     const size_t n = 1 << 16;
     const int ops = 30;
@@ -260,7 +269,7 @@ static void case_excess(void) {
         }
     }
     optireduce_stats_t after = stats();
-    int reliable = 0, bounded = 0, same = 1;
+    int reliable = 0, bounded = 0;
     for (int op = 0; op < ops; ++op) {
         reliable += paths[op] == 1;
         bounded += paths[op] == 0;
@@ -268,17 +277,8 @@ static void case_excess(void) {
     /* With error and exact the ranks agree on the excess, so they must return the same code and
      * report the same flag for every operation (a user who skips a step on error must not leave
      * the others in a collective); with warn each rank judges its own loss. */
-    int same_rc = 1, same_flag = 1;
-    int lo[64], hi[64];
-    MPI_Allreduce(paths, lo, ops, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(paths, hi, ops, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    for (int op = 0; op < ops; ++op) same = same && lo[op] == hi[op];
-    MPI_Allreduce(failed, lo, ops, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(failed, hi, ops, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    for (int op = 0; op < ops; ++op) same_rc = same_rc && lo[op] == hi[op];
-    MPI_Allreduce(flagged, lo, ops, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(flagged, hi, ops, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    for (int op = 0; op < ops; ++op) same_flag = same_flag && lo[op] == hi[op];
+    const int same_rc = same_on_all_ranks(failed, ops), same_flag = same_on_all_ranks(flagged, ops);
+    const int same = same_on_all_ranks(paths, ops);
     int others_total = 0;
     MPI_Allreduce(&others_only, &others_total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     printf("excess rank %d (%s): %d of %d ops over the budget (%d of them on other ranks only), %d errors "
