@@ -113,21 +113,28 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
         return rc;
     }
     maybe_delay(b);
+    const std::uint32_t seq = comm.next_seq++;  // before anything can fail: the same on every rank
     const BlockLayout layout = plan_layout(count, comm.size, b.hadamard, cfg.hadamard_block);
     std::string error;
     Staging *staging = comm.acquire_staging(layout.padded, layout.max_shard(), layout.transform ? layout.padded : 0, &error);
     // A rank that fails still takes part in the agreement the others will run after their
     // operation (as an excess: its result is not an estimate), so that the collectives stay in
-    // step and the others learn of the failure.
+    // step and the others learn of the failure; and it reports the operation like they do.
     const auto fail = [&](int code, const char *what) {
         OPTIREDUCE_LOG(error, "bounded allreduce of %zu floats failed: %s", count, what);
-        if (cfg.on_excess_loss != ExcessLoss::warn) agree_on_excess(comm, true);
+        OpReport r;
+        r.count = count;
+        r.excess = cfg.on_excess_loss != ExcessLoss::warn && agree_on_excess(comm, true);
+        record(comm, r);
         if (cfg.on_excess_loss == ExcessLoss::exact) start_reliable_run(b);  // as the others do
         PMPI_Comm_call_errhandler(comm.comm, code);
         return code;
     };
-    if (!staging) return fail(MPI_ERR_NO_MEM, error.c_str());
-    BoundedOperation op(comm, *staging, layout, in, out);
+    if (!staging) {
+        b.channel->router.skip_op(b.key, seq);  // the others' datagrams for it: late, not replayed next
+        return fail(MPI_ERR_NO_MEM, error.c_str());
+    }
+    BoundedOperation op(comm, *staging, layout, seq, in, out);
     error = op.run();
     comm.release_staging(staging);
     if (!error.empty()) return fail(MPI_ERR_OTHER, error.c_str());

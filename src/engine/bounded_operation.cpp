@@ -40,8 +40,8 @@ Clock::time_point after_ms(Clock::time_point t, double ms) {
 
 }  // namespace
 
-BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, const float *in,
-                                   float *out)
+BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, std::uint32_t seq,
+                                   const float *in, float *out)
     : comm_(comm),
       b_(*comm.bounded),
       router_(comm.bounded->channel->router),
@@ -53,7 +53,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
       wire_(layout.transform ? transformed_ : in),
       result_(staging.result.data()),
       incoming_(staging.incoming.data()),
-      seq_(comm.next_seq++),
+      seq_(seq),
       own_(layout.shard(comm.rank)),
       sent_bytes_(static_cast<std::size_t>(comm.size), 0),
       send_seconds_(static_cast<std::size_t>(comm.size), 0) {

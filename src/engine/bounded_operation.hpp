@@ -36,7 +36,10 @@ namespace optireduce {
 
 class BoundedOperation {
 public:
-    BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, const float *in, float *out);
+    // seq: the operation's sequence number, taken from comm.next_seq by the caller before anything
+    // that can fail, so that every rank numbers every eligible call alike.
+    BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, std::uint32_t seq, const float *in,
+                     float *out);
     BoundedOperation(const BoundedOperation &) = delete;
     BoundedOperation &operator=(const BoundedOperation &) = delete;
 

@@ -160,6 +160,25 @@ void DgramRouter::open_op(CommKey key, OpReceive *op) {
     }
 }
 
+void DgramRouter::skip_op(CommKey key, std::uint32_t seq) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return;
+    Comm &c = it->second;
+    if (!seq_before(seq, c.next_open)) c.next_open = seq + 1;
+    auto held = c.held.find(seq);
+    if (held == c.held.end()) return;
+    const std::vector<std::byte> &buf = held->second;
+    for (std::size_t at = 0; at + sizeof(std::uint16_t) <= buf.size();) {
+        std::uint16_t len;
+        std::memcpy(&len, buf.data() + at, sizeof len);
+        at += sizeof len + len;
+        c.held_bytes -= len;
+        bump(process_stats().datagrams_late);
+    }
+    c.held.erase(held);
+}
+
 void DgramRouter::close_op(CommKey key, OpReceive *op) {
     std::lock_guard lock(mutex_);
     op->open[0] = op->open[1] = false;

@@ -80,6 +80,10 @@ public:
     // entirely. Later datagrams for it are late.
     void open_op(CommKey key, OpReceive *op);
     void close_op(CommKey key, OpReceive *op);
+    // An operation this rank will not run (it failed before opening): datagrams held for it are
+    // dropped and counted late, later ones are late, so the next operation is seq + 1 here as on
+    // every other rank.
+    void skip_op(CommKey key, std::uint32_t seq);
     // Near misses of operations closed since the last call, then forgotten.
     std::vector<NearMisses> take_near_misses(CommKey key);
 

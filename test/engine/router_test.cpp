@@ -121,6 +121,27 @@ TEST_F(Fixture, EarlyDatagramsAreHeldAndReplayedWithinTheWindow) {
     router.close_op(kKey, &op);
 }
 
+// An operation this rank failed before opening (skip_op): what was held for it is dropped and
+// counted late, later datagrams for it are late, and the next operation opens and fills normally
+// instead of being taken for the skipped one.
+TEST_F(Fixture, ASkippedOperationDropsWhatWasHeldAndLetsTheNextOneRun) {
+    feed(datagram(0, 1, 0, 4, 1.0f));  // operation 0, not open yet: held
+    feed(datagram(0, 2, 0, 4, 1.0f));
+    const auto before = late();
+    router.skip_op(kKey, 0);
+    EXPECT_EQ(late(), before + 2);  // the two held ones
+    feed(datagram(0, 1, 1, 4, 1.0f));  // operation 0 again, after the skip
+    EXPECT_EQ(late(), before + 3);
+    prepare(op, 1);
+    feed(datagram(1, 1, 0, 4, 2.0f));  // operation 1 held, then replayed when it opens
+    router.open_op(kKey, &op);
+    EXPECT_EQ(op.map[0].received(1), 1u);
+    EXPECT_EQ(op.map[0].received(2), 0u);  // nothing of operation 0 leaked into it
+    for (int i = 10; i < 14; ++i) EXPECT_EQ(slots[static_cast<std::size_t>(i)], 2.0f);
+    EXPECT_EQ(slots[20], -1.0f);
+    router.close_op(kKey, &op);
+}
+
 TEST_F(Fixture, ClosedPhasesAndOperationsTakeNothing) {
     router.open_op(kKey, &op);
     op.open[0] = false;  // the owner closed phase 1 (under the router's mutex in the engine)
