@@ -137,16 +137,11 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     if (map.complete() || map.all_tails()) changed_.notify_all();
 }
 
-void DgramRouter::open_op(CommKey key, OpReceive *op) {
-    std::lock_guard lock(mutex_);
-    auto it = comms_.find(key);
-    if (it == comms_.end()) return;
-    Comm &c = it->second;
-    c.open[op->seq] = op;
-    if (!seq_before(op->seq, c.next_open)) c.next_open = op->seq + 1;
-    auto held = c.held.find(op->seq);
+template <typename Fn>
+void DgramRouter::take_held(Comm &c, std::uint32_t seq, Fn &&each) {
+    if (!seq_before(seq, c.next_open)) c.next_open = seq + 1;
+    auto held = c.held.find(seq);
     if (held == c.held.end()) return;
-    // Replay what arrived early through the same checks as live datagrams.
     const std::vector<std::byte> buf = std::move(held->second);
     c.held.erase(held);
     for (std::size_t at = 0; at + sizeof(std::uint16_t) <= buf.size();) {
@@ -155,28 +150,28 @@ void DgramRouter::open_op(CommKey key, OpReceive *op) {
         const std::span<const std::byte> d(buf.data() + at + sizeof len, len);
         at += sizeof len + len;
         c.held_bytes -= len;
+        each(d);
+    }
+}
+
+void DgramRouter::open_op(CommKey key, OpReceive *op) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return;
+    Comm &c = it->second;
+    c.open[op->seq] = op;
+    // Replay what arrived early through the same checks as live datagrams.
+    take_held(c, op->seq, [&](std::span<const std::byte> d) {
         const wire::Decoded dec = wire::decode(d);
         if (dec.header) place(*op, *dec.header, d.subspan(wire::kHeaderBytes));
-    }
+    });
 }
 
 void DgramRouter::skip_op(CommKey key, std::uint32_t seq) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
-    Comm &c = it->second;
-    if (!seq_before(seq, c.next_open)) c.next_open = seq + 1;
-    auto held = c.held.find(seq);
-    if (held == c.held.end()) return;
-    const std::vector<std::byte> &buf = held->second;
-    for (std::size_t at = 0; at + sizeof(std::uint16_t) <= buf.size();) {
-        std::uint16_t len;
-        std::memcpy(&len, buf.data() + at, sizeof len);
-        at += sizeof len + len;
-        c.held_bytes -= len;
-        bump(process_stats().datagrams_late);
-    }
-    c.held.erase(held);
+    take_held(it->second, seq, [](std::span<const std::byte>) { bump(process_stats().datagrams_late); });
 }
 
 void DgramRouter::close_op(CommKey key, OpReceive *op) {

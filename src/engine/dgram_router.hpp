@@ -115,6 +115,10 @@ private:
     void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d);
     void place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload);
     void hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d);
+    // Marks seq as started (later datagrams for it are late) and hands each datagram held for it
+    // to `each`, forgetting them.
+    template <typename Fn>
+    void take_held(Comm &c, std::uint32_t seq, Fn &&each);
     void reject(const char *why);
 
     mutable std::mutex mutex_;

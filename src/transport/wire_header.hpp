@@ -71,8 +71,8 @@ struct Decoded {
 
 // Parses the header of a received datagram of `datagram.size()` bytes. Checks what the header
 // alone can tell (magic, version, phase, reserved bits zero, that payload_len matches the
-// datagram size, a valid shard_error); the receiver then checks nonce, communicator, rank and chunk bounds against its
-// own state before any byte of payload is placed.
+// datagram size, a valid shard_error); the receiver then checks nonce, communicator, rank and
+// chunk bounds against its own state before any byte of payload is placed.
 Decoded decode(std::span<const std::byte> datagram);
 
 }  // namespace optireduce::wire
