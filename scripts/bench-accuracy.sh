@@ -37,15 +37,21 @@ trap '"$cloud/down.sh" >/dev/null 2>&1 || true' EXIT
 result=$out/accuracy.txt
 : >"$result"
 
+launch() {  # log hadamard sizes ops [VAR=VALUE...]: one job of the measure case on the cloud
+  local log=$1 ht=$2 sizes=$3 ops=$4
+  shift 4
+  env "$@" LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD="$ht" \
+    OPTIREDUCE_STATS=1 CHECK_SIZES="$sizes" CHECK_OPS="$ops" \
+    "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_SIZES -x CHECK_OPS -- "$check" measure >"$log" 2>&1 ||
+    { echo "run failed, see $log" >&2; return 1; }
+}
+
 run() {  # experiment setting hadamard sizes ops [VAR=VALUE...]
   local exp=$1 setting=$2 ht=$3 sizes=$4 ops=$5
   local log=$out/$exp-$setting-$ht-${sizes%%,*}.txt
   shift 5
   echo "== $exp $setting hadamard=$ht ($sizes floats, $ops operations) $*"
-  env "$@" LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD="$ht" \
-    OPTIREDUCE_STATS=1 CHECK_SIZES="$sizes" CHECK_OPS="$ops" \
-    "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_SIZES -x CHECK_OPS -- "$check" measure >"$log" 2>&1 ||
-    { echo "run failed, see $log" >&2; return 1; }
+  launch "$log" "$ht" "$sizes" "$ops" "$@"
   grep '^measure' "$log" | sed "s/^/$exp $setting-$ht /" | tee -a "$result"
 }
 
@@ -55,10 +61,7 @@ if ((pairs > 0)); then
   for ((i = 1; i <= pairs; i++)); do
     for ht in on off; do
       log=$out/pairs-$i-$ht.txt
-      env LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD="$ht" \
-        OPTIREDUCE_STATS=1 CHECK_SIZES=1048576 CHECK_OPS=16 OPTIREDUCE_TIMEOUT_MAX_MS=30000 \
-        "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_SIZES -x CHECK_OPS -- "$check" measure >"$log" 2>&1 ||
-        { echo "run failed, see $log" >&2; exit 1; }
+      launch "$log" "$ht" 1048576 16 OPTIREDUCE_TIMEOUT_MAX_MS=30000
       phases=$(grep -o 'phases [0-9]* complete, [0-9]* closed early, [0-9]* at the deadline' "$log" | head -1)
       p50=$(grep -o 'p50 [0-9.]* us, p99 [0-9.]* us' "$log" | head -1)
       echo "$i $ht $(grep '^measure' "$log") | $phases | $p50" | tee -a "$result"

@@ -51,16 +51,14 @@ static double unit(uint64_t a, uint64_t b, uint64_t c) {
     return (double)(mix(mix(mix(a) ^ b) ^ c) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
-/* A gradient: a fixed per-coordinate mean (scale 1) plus per-rank, per-operation noise of
- * standard deviation 1. */
-static float grad(int rank, int op, size_t i) {
-    return (float)(unit(7, 0, i) + 1.7320508 * unit(11 + (uint64_t)rank, (uint64_t)op, i));
+/* A gradient: a fixed per-coordinate mean (scale 1, hashed from the key `mean`) plus per-rank,
+ * per-operation noise of standard deviation 1. */
+static float grad_with_mean(uint64_t mean, int rank, int op, size_t i) {
+    return (float)(unit(mean, 0, i) + 1.7320508 * unit(11 + (uint64_t)rank, (uint64_t)op, i));
 }
-
+static float grad(int rank, int op, size_t i) { return grad_with_mean(7, rank, op, i); }
 /* The same with a mean of each rank's own, as large as the noise. */
-static float grad_own_mean(int rank, int op, size_t i) {
-    return (float)(unit(7 + (uint64_t)rank, 0, i) + 1.7320508 * unit(11 + (uint64_t)rank, (uint64_t)op, i));
-}
+static float grad_own_mean(int rank, int op, size_t i) { return grad_with_mean(7 + (uint64_t)rank, rank, op, i); }
 
 /* ---- unbiased -------------------------------------------------------------------------------- */
 static void case_unbiased(void) {
@@ -222,7 +220,8 @@ static void case_excess(void) {
     const char *action = getenv("OPTIREDUCE_ON_EXCESS_LOSS");
     action = action ? action : "warn";
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
-    int paths[64], failed[64], flagged[64], excess = 0, others_only = 0, errors = 0, wrong_errors = 0, inexact_reliable = 0, bad_text = 0;
+    int paths[64], failed[64], flagged[64];
+    int excess = 0, others_only = 0, errors = 0, wrong_errors = 0, inexact_reliable = 0, bad_text = 0;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     /* No operation yet on a fresh communicator: nothing to report. */
