@@ -330,24 +330,24 @@ ParseResult parse_environment() {
     return parse_config([](const char *name) { return std::getenv(name); }, names);
 }
 
+// Built by appending: GCC 12 at -O3 warns falsely (-Wrestrict) about string::insert here.
+std::string markdown_cell(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '|') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
 std::string configuration_markdown() {
     std::ostringstream os;
     os << "| Variable | Default | Allowed | Same on all ranks | Meaning |\n"
        << "|---|---|---|---|---|\n";
-    // A literal '|' would end the table cell ("bounded|exact|off"): escape it.
-    // (Built by appending: GCC 12 at -O3 warns falsely, -Wrestrict, about string::insert here.)
-    auto cell = [](std::string_view text) {
-        std::string out;
-        for (char c : text) {
-            if (c == '|') out += '\\';
-            out += c;
-        }
-        return out;
-    };
     for (const auto &k : kKnobs) {
         os << "| `" << k.name << "` | `" << (*k.default_value ? k.default_value : "(empty)")
-           << "` | " << cell(k.allowed) << " | " << (k.must_agree ? "yes" : "no") << " | " << cell(k.doc)
-           << " |\n";
+           << "` | " << markdown_cell(k.allowed) << " | " << (k.must_agree ? "yes" : "no") << " | "
+           << markdown_cell(k.doc) << " |\n";
     }
     return os.str();
 }

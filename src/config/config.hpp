@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace optireduce {
@@ -101,5 +102,8 @@ const char *to_string(LogLevel l);
 
 // Markdown reference of the table; docs/configuration.md is checked against it by a test.
 std::string configuration_markdown();
+// text as one Markdown table cell: a literal '|' would end the cell ("bounded|exact|off"), so it
+// is escaped.
+std::string markdown_cell(std::string_view text);
 
 }  // namespace optireduce
