@@ -7,7 +7,9 @@
 # mpirun.sh runs the launcher). Nothing is added to the root namespace: no interface, route or
 # firewall rule, so the machine's own network is untouched. Each host's link is limited to --rate
 # in both directions (tbf) and drops arriving packets with probability --loss (iptables). Change
-# both live with set.sh; remove everything with down.sh, which up.sh runs first.
+# both live with set.sh; remove everything with down.sh, which up.sh runs first. Every veth end
+# and the bridge carry one MTU, --mtu (1500, or 9000 to emulate jumbo frames), set once here:
+# set.sh changes only rate and loss.
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR
@@ -15,21 +17,24 @@ source "$here/common.sh"
 
 usage() {
   cat <<USAGE
-usage: $(basename -- "$0") N [--rate RATE] [--loss P]
+usage: $(basename -- "$0") N [--rate RATE] [--loss P] [--mtu BYTES]
   N          number of hosts, 1..$ORDEMO_MAX_HOSTS
-  --rate     per-host link rate each way, tc units (100mbit, 1gbit, off); default 1gbit
+  --rate     per-host link rate each way, tc units (100mbit, 1gbit, 10gbit, off); default 1gbit
   --loss     probability that a packet arriving at a host is dropped; default 0
+  --mtu      MTU of every link and of the bridge, $ORDEMO_MIN_MTU..$ORDEMO_MAX_MTU (1500, or 9000 for
+             jumbo frames); default $ORDEMO_DEFAULT_MTU
 USAGE
 }
 
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
 [[ ${1:-} =~ ^[0-9]+$ ]] || { usage >&2; exit 2; }
 n=$1; shift
-rate=1gbit loss=0
+rate=1gbit loss=0 mtu=$ORDEMO_DEFAULT_MTU
 while (($#)); do
   case $1 in
     --rate) rate=${2:?--rate needs a value}; shift 2 ;;
     --loss) loss=${2:?--loss needs a value}; shift 2 ;;
+    --mtu) mtu=${2:?--mtu needs a value}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -37,6 +42,7 @@ done
 ((n >= 1 && n <= ORDEMO_MAX_HOSTS)) || ordemo_die "N must be 1..$ORDEMO_MAX_HOSTS"
 ordemo_rate_bps "$rate" >/dev/null
 ordemo_check_loss "$loss"
+ordemo_check_mtu "$mtu"
 ordemo_need_root
 for tool in ip tc iptables ethtool nsenter unshare; do
   command -v "$tool" >/dev/null || ordemo_die "$tool not found (apt-get install iproute2 iptables ethtool util-linux)"
@@ -73,7 +79,7 @@ new_host_ns() { # <netns> <hostname>
 }
 
 # Every link end gets two settings:
-# - offloads off: tbf and the loss rule then act on wire-sized (MTU 1500) packets, not on 64 KiB
+# - offloads off: tbf and the loss rule then act on wire-sized packets (one MTU), not on 64 KiB
 #   GSO super-packets, which would make --loss 0.01 drop 1% of super-packets (tens of segments
 #   each) rather than 1% of packets;
 # - RPS over all CPUs: a veth hands each packet to the backlog of the CPU that sends it, so a
@@ -89,14 +95,16 @@ tune_link() { # <netns> <dev>
 new_host_ns "$ORDEMO_SWITCH_NS" "$ORDEMO_PREFIX-head"
 # Bridged frames need no firewall; br_netfilter (when loaded) would send them through one.
 ip netns exec "$ORDEMO_SWITCH_NS" sysctl -qw net.bridge.bridge-nf-call-iptables=0 2>/dev/null || true
-ip -n "$ORDEMO_SWITCH_NS" link add "$ORDEMO_BRIDGE" type bridge
+# The bridge gets the MTU explicitly: left alone, it follows its smallest port, and until the
+# first port joins it would sit at 1500.
+ip -n "$ORDEMO_SWITCH_NS" link add "$ORDEMO_BRIDGE" mtu "$mtu" type bridge
 ip -n "$ORDEMO_SWITCH_NS" addr add "$ORDEMO_HEAD_IP/24" dev "$ORDEMO_BRIDGE"
 ip -n "$ORDEMO_SWITCH_NS" link set "$ORDEMO_BRIDGE" up
 
 for ((i = 0; i < n; i++)); do
   ns=$(ordemo_host_name "$i") dev=$(ordemo_host_veth "$i") port=$(ordemo_port_veth "$i")
   new_host_ns "$ns" "$ns"
-  ip link add name "$dev" netns "$ns" type veth peer name "$port" netns "$ORDEMO_SWITCH_NS"
+  ip link add name "$dev" mtu "$mtu" netns "$ns" type veth peer name "$port" mtu "$mtu" netns "$ORDEMO_SWITCH_NS"
   ip -n "$ORDEMO_SWITCH_NS" link set "$port" master "$ORDEMO_BRIDGE" up
   ip -n "$ns" addr add "$(ordemo_host_ip "$i")/24" dev "$dev"
   ip -n "$ns" link set "$dev" up
@@ -115,6 +123,8 @@ for ((i = 0; i < n; i++)); do
   [[ $out == *"refused"* ]] || ordemo_die "$ns cannot reach $ORDEMO_HEAD_IP: ${out:-timeout}"
 done
 
+# ordemo_set_rate sizes tbf's bucket in frames of this MTU, so it must be on record first.
+echo "$mtu" >"$ORDEMO_STATE/mtu"
 mapfile -t all < <(seq 0 $((n - 1)))
 ordemo_set_rate "$rate" "${all[@]}"
 for ((i = 0; i < n; i++)); do ordemo_set_loss "$i" "$loss"; done
@@ -123,4 +133,4 @@ for ((i = 0; i < n; i++)); do echo "$rate $loss" >"$ORDEMO_STATE/link-$i"; done
 built=1
 
 echo "emulated cloud up: $n hosts $(ordemo_host_name 0)..$(ordemo_host_name $((n - 1)))" \
-  "($(ordemo_host_ip 0)..$(ordemo_host_ip $((n - 1)))), rate $rate, loss $loss"
+  "($(ordemo_host_ip 0)..$(ordemo_host_ip $((n - 1)))), rate $rate, loss $loss, mtu $mtu"
