@@ -35,12 +35,29 @@ constexpr std::array kKnobs{
              "reduction and the all-gather start before a whole shard has arrived. The default "
              "is large because each message costs a handshake on shm (docs/benchmarks.md)"},
     KnobSpec{"OPTIREDUCE_DGRAM_PROVIDER", KnobType::identifier, "auto",
-             "auto or a libfabric provider with FI_EP_DGRAM", 0, 0, true,
-             "datagram provider of bounded mode. auto: udp when a communicator spans nodes; on "
-             "one node, where no network can lose or delay data, the reliable shm channel of exact "
-             "mode instead (much cheaper than datagrams through the kernel). Naming a provider "
-             "(udp, efa, ...) uses it on every communicator. One that cannot open makes the "
-             "communicator fall back to the underlying MPI"},
+             "auto, kernel, or a libfabric provider with FI_EP_DGRAM", 0, 0, true,
+             "datagram channel of bounded mode. auto: when a communicator spans nodes, a "
+             "kernel-bypass datagram provider where libfabric finds one (efa, verbs), else kernel; "
+             "on one node, where no network can lose or delay data, the reliable shm channel of "
+             "exact mode instead. kernel: our own UDP sockets with segmentation offload and "
+             "batched system calls. A libfabric name (udp, efa, ...) uses that provider; udp is "
+             "libfabric's development provider, one system call per datagram, kept for "
+             "comparison. One that cannot open makes the communicator fall back to the "
+             "underlying MPI"},
+    KnobSpec{"OPTIREDUCE_IFACE", KnobType::string, "", "interface names, comma-separated", 0, 0, false,
+             "kernel datagram channel: the network interfaces whose IPv4 addresses peers may send "
+             "to (like Open MPI's btl_tcp_if_include); empty: every interface that is up except "
+             "loopback. Each peer is reached at an address on a subnet both share, over loopback "
+             "when it shares this network namespace"},
+    KnobSpec{"OPTIREDUCE_MTU", KnobType::bytes, "0", "0, or 576..9000", 0, 9000, false,
+             "kernel datagram channel: 0 sizes datagrams to the path MTU of the route to the "
+             "peers (1472 bytes at 1500, 8972 at 9000, never more), agreed across the ranks of a "
+             "communicator; a value caps the MTU below that"},
+    KnobSpec{"OPTIREDUCE_UDP_OFFLOAD", KnobType::enumeration, "auto", "auto|gso|gro|off", 0, 0, false,
+             "kernel datagram channel: auto uses UDP segmentation offload on send (UDP_SEGMENT) "
+             "and coalescing on receive (UDP_GRO) where the kernel has them; gso or gro only one "
+             "of them; off neither (sendmmsg/recvmmsg of single datagrams). optireduce-info says "
+             "which the kernel offers"},
     KnobSpec{"OPTIREDUCE_TARGET_LOSS", KnobType::number, "0.001", "0..0.5", 0, 0.5, false,
              "bounded mode: fraction of gradient entries per operation that may miss the "
              "deadline; the adaptive deadline widens when partially delivered streams lose more "
@@ -279,6 +296,16 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     auto number = [&](const char *name) { return std::strtod(text_of(name).c_str(), nullptr); };
     cfg.dgram_provider = text_of("OPTIREDUCE_DGRAM_PROVIDER");
     if (cfg.dgram_provider.empty()) cfg.dgram_provider = "auto";
+    cfg.iface = text_of("OPTIREDUCE_IFACE");
+    cfg.mtu = std::stoull(text_of("OPTIREDUCE_MTU"));
+    if (cfg.mtu != 0 && cfg.mtu < 576) {
+        result.error = ConfigError{"OPTIREDUCE_MTU=" + text_of("OPTIREDUCE_MTU") +
+                                   " is below 576, the smallest MTU IPv4 allows. Allowed: 0, or 576..9000 (0: the path MTU)."};
+        return result;
+    }
+    const std::string &offload = text_of("OPTIREDUCE_UDP_OFFLOAD");
+    cfg.udp_gso = offload == "auto" || offload == "gso";
+    cfg.udp_gro = offload == "auto" || offload == "gro";
     cfg.target_loss = number("OPTIREDUCE_TARGET_LOSS");
     cfg.timeout_min_ms = number("OPTIREDUCE_TIMEOUT_MIN_MS");
     cfg.timeout_max_ms = number("OPTIREDUCE_TIMEOUT_MAX_MS");

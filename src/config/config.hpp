@@ -54,6 +54,9 @@ struct Config {
     std::string stats_file;
     // Bounded mode (DESIGN.md section 5).
     std::string dgram_provider;
+    std::string iface;           // kernel channel: interfaces to publish ("" = all but loopback)
+    std::uint64_t mtu = 0;       // kernel channel: cap on the path MTU (0: none)
+    bool udp_gso = true, udp_gro = true;  // kernel channel: offloads allowed
     double target_loss = 0;      // fraction of entries lost per operation the deadline aims at
     double timeout_min_ms = 0;   // clamps of the adaptive deadline
     double timeout_max_ms = 0;

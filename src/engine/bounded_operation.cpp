@@ -6,6 +6,7 @@
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
 #include "engine/dgram_channel.hpp"
+#include "engine/stream_sender.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/wire_header.hpp"
@@ -19,16 +20,6 @@
 
 namespace optireduce {
 namespace {
-
-// Datagrams sent to one destination before the sender moves to the next: short enough that
-// every receiver sees all its senders at once (incast spread over time, not in bursts), long
-// enough to amortise the loop.
-constexpr int kBurst = 8;
-
-// How many datagrams at the end of a stream carry the tail flag: the last 1%, at least 3, so
-// that losing the very last one does not cost the receiver its early close (the released
-// OptiReduce's "Last%ile" marker has the same purpose).
-std::uint32_t tail_chunks(std::uint32_t chunks) { return std::min(chunks, std::max(3u, chunks / 100)); }
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -84,6 +75,11 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
     }
     rx_.map[0].reset(chunks[0]);
     rx_.map[1].reset(chunks[1]);
+    // Every peer sends our shard in the same chunks: the router counts each chunk's arrivals.
+    const std::size_t own_chunks = segment_count(own_.count, F);
+    reduced_.assign(own_chunks, 0);
+    rx_.contributors = static_cast<std::uint16_t>(own_chunks > 0 ? N - 1 : 0);
+    rx_.arrivals.assign(own_chunks, 0);
 }
 
 std::string BoundedOperation::run() {
@@ -115,15 +111,34 @@ std::string BoundedOperation::run() {
     // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
     // clocks, from their own phase starts, so ours says nothing about when they stop listening.
     const double send_limit_ms = std::max(context().config.timeout_max_ms, context().config.timeout_ms);
-    if (std::string e = send_phase(0, after_ms(start1, send_limit_ms)); !e.empty()) return e;
-    const Close close1 = wait_phase(0, start1, deadline1, b_.deadlines.quiet_ms(bytes, 1));
+    auto drain_fn = [this] { drain(); };
+    {
+        StreamSender scatter(b_, phase_header(0), sent_bytes_, send_seconds_);
+        for (int k = 1; k < comm_.size; ++k) {
+            const int p = staggered_peer(comm_.rank, comm_.size, k);
+            const Range r = layout_.shard(p);
+            scatter.add_stream(p, wire_ + r.offset, r.count);
+        }
+        scatter.all_ready();
+        if (std::string e = scatter.send_all(after_ms(start1, send_limit_ms), drain_fn); !e.empty()) return e;
+        scatter.finish();
+    }
+    // The all-gather's streams: our reduced shard to every peer, each chunk as soon as it is
+    // reduced, the first ones while the reduce-scatter still runs.
+    StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
+    for (int k = 1; k < comm_.size; ++k)
+        gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
+    const Close close1 = wait_phase(0, start1, deadline1, b_.deadlines.quiet_ms(bytes, 1), &gather);
     finish_phase(0, close1);
-    reduce_own_shard();
+    if (std::string e = pipeline_error_; !e.empty()) return e;
+    reduce_own_shard(gather);
 
     const Clock::time_point start2 = Clock::now();
     const Clock::time_point deadline2 = after_ms(start2, b_.deadlines.deadline_ms(bytes, 2));
-    if (std::string e = send_phase(1, after_ms(start2, send_limit_ms)); !e.empty()) return e;
-    const Close close2 = wait_phase(1, start2, deadline2, b_.deadlines.quiet_ms(bytes, 2));
+    gather.set_shard_error(own_shard_error_);
+    if (std::string e = gather.send_all(after_ms(start2, send_limit_ms), drain_fn); !e.empty()) return e;
+    gather.finish();
+    const Close close2 = wait_phase(1, start2, deadline2, b_.deadlines.quiet_ms(bytes, 2), nullptr);
     router_.close_op(b_.key, &rx_);
     finish_phase(1, close2);
     fill_and_copy_out();
@@ -131,95 +146,17 @@ std::string BoundedOperation::run() {
     return {};
 }
 
-std::string BoundedOperation::send_phase(int phase, Clock::time_point limit) {
-    const int N = comm_.size, me = comm_.rank;
-    const std::size_t F = b_.floats_per_datagram;
-    DgramEndpoint &ep = *b_.channel->endpoint;
-    const double dup = context().config.fault_duplicate;
-
-    struct Stream {
-        int peer;
-        const float *src;
-        std::size_t len;
-        std::uint32_t chunks, next = 0;
-        Clock::time_point next_time{}, last_send{};
-    };
-    std::vector<Stream> streams;
-    streams.reserve(static_cast<std::size_t>(N - 1));
-    for (int k = 1; k < N; ++k) {
-        const int p = staggered_peer(me, N, k);
-        const Range r = phase == 0 ? layout_.shard(p) : own_;
-        const float *src = phase == 0 ? wire_ + r.offset : result_ + own_.offset;
-        streams.push_back({p, src, r.count, static_cast<std::uint32_t>(segment_count(r.count, F))});
-    }
-
+wire::Header BoundedOperation::phase_header(int phase) const {
     wire::Header h;
     h.phase = phase == 0 ? wire::Phase::reduce_scatter : wire::Phase::all_gather;
     h.job_nonce = b_.key.nonce;
     h.comm_id = comm_.comm_id;
     h.seq = seq_;
-    h.src_rank = static_cast<std::uint32_t>(me);
+    h.src_rank = static_cast<std::uint32_t>(comm_.rank);
     h.loss_hint = b_.loss_hint;
-    h.shard_error = phase == 1 ? own_shard_error_ : 0;
     h.sender_estimate_us = static_cast<std::uint32_t>(
         std::min(b_.deadlines.expected_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
-    std::array<std::byte, wire::kHeaderBytes> hdr;
-
-    const Clock::time_point phase_start = Clock::now();
-    std::uint64_t sent = 0;
-    for (;;) {
-        const Clock::time_point now = Clock::now();
-        // Past the limit every receiver has closed the phase: what is unsent is lost anyway.
-        if (now >= limit) break;
-        bool pending = false, progressed = false;
-        Clock::time_point earliest = Clock::time_point::max();
-        for (Stream &s : streams) {
-            if (s.next >= s.chunks) continue;
-            pending = true;
-            const double rate = b_.pacer.rate(s.peer);
-            if (rate > 0 && s.next_time > now) {
-                earliest = std::min(earliest, s.next_time);
-                continue;
-            }
-            for (int i = 0; i < kBurst && s.next < s.chunks; ++i) {
-                const Range g = segment_of(s.len, F, s.next);
-                h.chunk = s.next;
-                h.flags = s.next + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0;
-                h.payload_len = static_cast<std::uint16_t>(g.count * sizeof(float));
-                wire::encode(h, hdr);
-                const auto payload = std::as_bytes(std::span<const float>(s.src + g.offset, g.count));
-                const int rc = ep.send(b_.peers[static_cast<std::size_t>(s.peer)], hdr, payload);
-                if (rc == -FI_EAGAIN) break;  // the provider's queue is full: next pass
-                if (rc < 0)
-                    return "datagram send to rank " + std::to_string(s.peer) + " failed: " + fi_strerror(-rc);
-                if (dup > 0 && b_.faults.chance(dup)) ep.send(b_.peers[static_cast<std::size_t>(s.peer)], hdr, payload);
-                ++s.next;
-                ++sent;
-                progressed = true;
-                sent_bytes_[static_cast<std::size_t>(s.peer)] += wire::kHeaderBytes + h.payload_len;
-                if (rate > 0)
-                    s.next_time = std::max(s.next_time, now) +
-                                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                      static_cast<double>(wire::kHeaderBytes + h.payload_len) / rate));
-            }
-            s.last_send = Clock::now();
-        }
-        if (!pending) break;
-        drain();  // what peers sent meanwhile, before the socket buffer overflows
-        if (!progressed) {
-            // Paced or the queue is full: wait for the earliest token, never past the deadline.
-            if (earliest != Clock::time_point::max() && earliest - Clock::now() > std::chrono::microseconds(50))
-                std::this_thread::sleep_until(std::min(earliest, limit));
-            else
-                std::this_thread::yield();
-        }
-    }
-    for (const Stream &s : streams)
-        if (s.last_send > phase_start)
-            send_seconds_[static_cast<std::size_t>(s.peer)] +=
-                std::chrono::duration<double>(s.last_send - phase_start).count();
-    bump(process_stats().datagrams_sent, sent);
-    return {};
+    return h;
 }
 
 int BoundedOperation::drain() {
@@ -228,7 +165,7 @@ int BoundedOperation::drain() {
 }
 
 BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_point start, Clock::time_point deadline,
-                                                     double quiet_ms) {
+                                                     double quiet_ms, StreamSender *gather) {
     const ChunkBitmap &map = rx_.map[phase];
     // The waiting thread drains the endpoint itself: it is on a core already, while the progress
     // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
@@ -240,9 +177,11 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
     DgramEndpoint &ep = *b_.channel->endpoint;
     Close how;
     Clock::time_point now, last_event = Clock::now();
+    std::vector<std::uint32_t> ready;
     std::unique_lock lock(router_.mutex());
     for (;;) {
         now = Clock::now();
+        if (gather) ready.swap(rx_.ready);
         if (map.complete()) {
             how = Close::complete;
             break;
@@ -263,6 +202,7 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
             wake = std::min(wake, quiet_until);
         }
         lock.unlock();
+        if (gather) pipeline(*gather, ready);
         const int got = drain();
         if (got < 0) {
             // The progress thread is draining: it notifies when the condition may have changed.
@@ -272,7 +212,7 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
         }
         if (got > 0) {
             last_event = Clock::now();
-        } else if (Clock::now() - last_event >= spin) {
+        } else if (Clock::now() - last_event >= spin && !(gather && gather->has_ready())) {
             // At most 1 ms at a time: poll(2) counts in milliseconds, and the deadline or the
             // quiet time may come before a datagram does.
             const double left_ms = std::chrono::duration<double, std::milli>(wake - Clock::now()).count();
@@ -288,7 +228,30 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
     return how;
 }
 
-void BoundedOperation::reduce_own_shard() {
+void BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready) {
+    const int N = comm_.size;
+    const std::size_t F = b_.floats_per_datagram;
+    std::vector<const float *> &terms = pipe_terms_;
+    for (const std::uint32_t c : ready) {
+        // Every contribution is in (the router counted them under its lock, before handing the
+        // chunk over), so the terms are known without reading the map it still writes.
+        const Range g = segment_of(own_.count, F, c);
+        terms.clear();
+        for (int s = 0; s < N; ++s)
+            terms.push_back(s == comm_.rank ? wire_ + own_.offset + g.offset
+                                            : incoming_ + static_cast<std::size_t>(s) * own_.count + g.offset);
+        sum_in_order(terms, result_ + own_.offset + g.offset, g.count);
+        reduced_[c] = 1;
+        gather.ready(c);
+    }
+    ready.clear();
+    if (!pipeline_error_.empty() || !gather.has_ready()) return;
+    bool progressed = false;
+    Clock::time_point earliest = Clock::time_point::max();
+    pipeline_error_ = gather.pump(&progressed, &earliest);
+}
+
+void BoundedOperation::reduce_own_shard(StreamSender &gather) {
     const int N = comm_.size;
     const std::size_t F = b_.floats_per_datagram;
     std::vector<const float *> terms, peers;
@@ -296,6 +259,7 @@ void BoundedOperation::reduce_own_shard() {
     peers.reserve(static_cast<std::size_t>(N));
     const auto chunks = static_cast<std::uint32_t>(segment_count(own_.count, F));
     for (std::uint32_t c = 0; c < chunks; ++c) {
+        if (reduced_[c]) continue;  // complete early, reduced and sent while the phase ran
         const Range g = segment_of(own_.count, F, c);
         const float *own = wire_ + own_.offset + g.offset;
         chunk_terms(c, g, terms, &peers);
@@ -308,6 +272,7 @@ void BoundedOperation::reduce_own_shard() {
             estimate_partial_sum(own, peers, N, dst, g.count);
             lossy_.push_back({g.count, static_cast<int>(peers.size())});
         }
+        gather.ready(c);
     }
     if (lossy_.empty()) return;
     const double s2 = sigma2();

@@ -5,13 +5,14 @@
 // blocks, blocks interleaved inside each shard; without it, the input as is.
 //
 // Phase 1 (reduce-scatter): this rank sends shard j of its wire vector to rank j in datagrams,
-// destinations interleaved and paced per destination. The phase closes when every contribution
+// destinations interleaved and paced per destination (engine/stream_sender.hpp). The phase closes when every contribution
 // to our shard arrived, when every sender's tail datagram arrived and the link has been quiet for
 // a fraction of the expected completion time (early close), or at the phase deadline, whichever
 // comes first. Each chunk of our shard is then our own contribution plus the peers' that
 // arrived, rescaled to stand for all peers (codec/estimators.hpp). Phase 2 (all-gather): our
-// reduced shard goes to every rank; the phase closes the same way, and a reduced chunk that did
-// not arrive is filled with our own contribution times N. No barrier before either phase:
+// reduced shard goes to every rank, each chunk as soon as all its contributions are in (the
+// first ones while phase 1 still runs), the rest after phase 1 closed; the phase closes the same
+// way, and a reduced chunk that did not arrive is filled with our own contribution times N. No barrier before either phase:
 // datagrams that arrive before this rank opened the operation are held by the router and
 // replayed. The inverse transform runs at every rank over the whole vector (docs/benchmarks.md
 // explains why there rather than at each shard's owner).
@@ -26,6 +27,7 @@
 #include "engine/comm_state.hpp"
 #include "engine/dgram_router.hpp"
 #include "engine/op_report.hpp"
+#include "engine/stream_sender.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -50,11 +52,16 @@ public:
 
 private:
     enum class Close { complete, early, deadline };
-    // Sends our stream of `phase` (0, 1) to every peer, paced, until done or `limit`.
-    std::string send_phase(int phase, Clock::time_point limit);
+    wire::Header phase_header(int phase) const;  // what every datagram of the phase shares
     int drain();  // DgramEndpoint::poll into the router
-    Close wait_phase(int phase, Clock::time_point start, Clock::time_point deadline, double quiet_ms);
-    void reduce_own_shard();
+    // Waits for the phase to close. In the reduce-scatter, `gather` gets each chunk of our shard
+    // whose contributions are all in, reduced, and sends it on (pipelined phases).
+    Close wait_phase(int phase, Clock::time_point start, Clock::time_point deadline, double quiet_ms,
+                     StreamSender *gather);
+    void pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
+    // The chunks of our shard not reduced while the phase ran, estimated where contributions
+    // are missing; each is handed to `gather`.
+    void reduce_own_shard(StreamSender &gather);
     void finish_phase(int phase, Close how);
     void fill_and_copy_out();
     void estimate_error();
@@ -95,6 +102,9 @@ private:
     double fill_error_sq_ = 0;       // phase 2, our fills
     double sigma2_ = -1;             // < 0: not sampled yet
     std::uint16_t own_shard_error_ = 0;  // what our phase-2 datagrams carry
+    std::vector<std::uint8_t> reduced_;  // per chunk of our shard
+    std::vector<const float *> pipe_terms_;
+    std::string pipeline_error_;  // a send that failed while the reduce-scatter ran
     OpReport report_;
 };
 

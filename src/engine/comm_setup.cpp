@@ -54,7 +54,9 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     // Bounded mode runs here over the datagram channel, where data can be lost: auto means on.
     b->hadamard = cfg.hadamard != Hadamard::off;
     b->key = {nonce, st.comm_id};
-    std::uint64_t payload = (channel.endpoint->max_datagram() - wire::kHeaderBytes) / sizeof(float);
+    // The largest datagram that reaches every member from every member: each rank's limit
+    // towards its peers (the path MTU for the kernel channel), the smallest of them all.
+    std::uint64_t payload = (channel.endpoint->max_datagram(st.peers) - wire::kHeaderBytes) / sizeof(float);
     PMPI_Allreduce(MPI_IN_PLACE, &payload, 1, MPI_UINT64_T, MPI_MIN, st.comm);
     b->floats_per_datagram = static_cast<std::size_t>(payload);
     b->peers = std::move(st.peers);
@@ -63,8 +65,12 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     channel.router.add_comm(b->key, st.rank, st.size, b->peers);
     b->world_ranks.resize(static_cast<std::size_t>(st.size));
     PMPI_Allgather(&ctx.world_rank, 1, MPI_INT, b->world_ranks.data(), 1, MPI_INT, st.comm);
-    b->deadlines = DeadlineController(
-        DeadlineSettings{cfg.target_loss, cfg.timeout_min_ms, cfg.timeout_max_ms, cfg.timeout_ms});
+    // On a node with more ranks than cores a sender's datagrams are delivered on whichever core
+    // sent them, and a run sent later can overtake an earlier one that waits behind a busy core
+    // for milliseconds: its tail arrives first. A silence shorter than that would close phases
+    // on data that is only late.
+    b->deadlines = DeadlineController(DeadlineSettings{cfg.target_loss, cfg.timeout_min_ms, cfg.timeout_max_ms,
+                                                       cfg.timeout_ms, ctx.oversubscribed ? 2.0 : 0.05});
     b->pacer = SendPacer(st.size);
     b->faults = FaultRng(cfg.fault_seed, static_cast<std::uint64_t>(ctx.world_rank) << 20 | st.comm_id);
     st.bounded = std::move(b);
@@ -85,8 +91,11 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
 
     // Exact mode runs over the reliable channel, bounded mode over the datagram channel, except
     // on a single node with OPTIREDUCE_DGRAM_PROVIDER=auto (see dgram_provider_for).
+    const bool one_node = node_size == st.size;
     const std::string dgram =
-        cfg.mode == Mode::bounded ? dgram_provider_for(cfg.dgram_provider, node_size == st.size) : "";
+        cfg.mode == Mode::bounded
+            ? dgram_provider_for(cfg.dgram_provider, one_node, one_node ? std::string() : hardware_dgram_provider())
+            : "";
     std::string local_error;
     RdmEndpoint *ep = nullptr;
     DgramChannel *channel = nullptr;

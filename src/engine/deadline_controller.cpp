@@ -29,7 +29,7 @@ double DeadlineController::quiet_ms(std::size_t bytes, int phase) const {
     const State *st = find(bytes, phase);
     // Before anything is known, a silence of a tenth of the minimum deadline.
     const double base = st && st->expected_ms > 0 ? st->expected_ms : s_.min_ms;
-    return std::max(kQuietFraction * base, 0.05);
+    return std::max(kQuietFraction * base, s_.quiet_floor_ms);
 }
 
 void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcome &o) {

@@ -23,6 +23,8 @@ struct DeadlineSettings {
     double min_ms = 0.5;
     double max_ms = 1000;
     double fixed_ms = 0;  // > 0: always this deadline, no adaptation
+    // The shortest silence after every sender's tail before a phase closes early.
+    double quiet_floor_ms = 0.05;
 };
 
 // What one phase of one operation saw at this rank.

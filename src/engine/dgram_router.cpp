@@ -132,9 +132,15 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     std::memcpy(op.dest[p][s] + g.offset, payload.data(), payload.size());
     op.last_arrival[p] = Clock::now();
     op.loss_hint[s] = h.loss_hint;
-    if (p == 1) op.shard_error[s] = h.shard_error;
+    // Non-negative binary16 values order like their bits (decode refused anything else).
+    if (p == 1) op.shard_error[s] = std::max(op.shard_error[s], h.shard_error);
+    bool chunk_ready = false;
+    if (p == 0 && op.contributors > 0 && ++op.arrivals[h.chunk] == op.contributors) {
+        op.ready.push_back(h.chunk);
+        chunk_ready = true;
+    }
     // Wake the owner only when its wait condition may have changed.
-    if (map.complete() || map.all_tails()) changed_.notify_all();
+    if (chunk_ready || map.complete() || map.all_tails()) changed_.notify_all();
 }
 
 template <typename Fn>

@@ -40,8 +40,16 @@ struct OpReceive {
     ChunkBitmap map[2];
     bool open[2] = {true, true};
     Clock::time_point last_arrival[2]{};
+    // Reduce-scatter, when the owner pipelines (contributors > 0): contributions that arrived for
+    // each chunk of its shard, and the chunks whose contributions are all in since it last took
+    // them, so their reduced values can go out before the phase closes.
+    std::uint16_t contributors = 0;
+    std::vector<std::uint16_t> arrivals;
+    std::vector<std::uint32_t> ready;
     std::vector<std::uint8_t> loss_hint;  // latest reported by each sender
-    std::vector<std::uint16_t> shard_error;  // phase 2: each owner's error of its shard (binary16)
+    // Phase 2: each owner's error of its shard (binary16), the largest it sent: datagrams it sent
+    // before its reduce-scatter closed are exact and carry 0.
+    std::vector<std::uint16_t> shard_error;
     // Set by the owner when it closes a phase: datagrams that arrive within `near_window` after
     // `closed_at` are near misses, a sign the deadline was a little short. A straggler's arrive
     // much later and do not count.

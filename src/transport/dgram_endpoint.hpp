@@ -1,118 +1,111 @@
-// One unreliable datagram (FI_EP_DGRAM) libfabric endpoint per process: the bounded channel
-// (DESIGN.md section 5). Owns fabric, domain, address vector, completion queue, endpoint (RAII)
-// and a pool of posted receive buffers that is kept full.
+// The unreliable datagram channel of bounded mode (DESIGN.md section 5), as the engine sees it:
+// one endpoint per process, any thread sends, one thread at a time drains. Two kinds sit behind
+// it:
+// - udp_socket_endpoint.hpp, "kernel": our own Linux UDP sockets with segmentation offload on
+//   send (UDP_SEGMENT), coalescing on receive (UDP_GRO) and batched system calls; the default
+//   on commodity Ethernet;
+// - fabric_dgram_endpoint.hpp, any libfabric FI_EP_DGRAM provider by name: efa and verbs UD
+//   (kernel bypass, where a cloud has it) and libfabric's udp, kept for comparison.
 //
-// Written for any datagram provider, not just udp: it honours max_msg_size, FI_MSG_PREFIX
-// (prefix bytes in front of every buffer), FI_MR_LOCAL (the receive pool is registered) and
-// FI_SOURCE (the sender's address comes with each completion, though the wire header's source
-// rank is what the receiver trusts after validation).
-//
-// Threading: opened with FI_THREAD_SAFE. Any thread may send; one thread at a time drains
-// (the progress thread, or a caller helping while it waits), which poll() serialises itself.
+// Peers are named by an opaque fi_addr_t handle that resolve() hands out (libfabric's address
+// vector index, or the socket endpoint's own table index), so the engine stays the same over
+// both.
 #pragma once
 
-#include "transport/fabric.hpp"
 #include "transport/peer_addresses.hpp"
 
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
+#include <rdma/fabric.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace optireduce {
 
+// A run of datagrams to one peer, built without copying: datagram i is the header_bytes at
+// headers[i * header_bytes] followed by payload bytes [i * segment, min((i + 1) * segment,
+// payload.size())). Every datagram but the last carries exactly `segment` payload bytes, which
+// is what segmentation offload needs (the kernel cuts one buffer into equal pieces).
+struct DgramRun {
+    fi_addr_t dest = FI_ADDR_NOTAVAIL;
+    std::span<const std::byte> headers;
+    std::size_t header_bytes = 0;
+    std::span<const std::byte> payload;
+    std::size_t segment = 0;
+    std::size_t count = 0;
+};
+
+// Settings of the kernel channel (OPTIREDUCE_IFACE, _MTU, _UDP_OFFLOAD); libfabric providers
+// ignore them.
+struct DgramOptions {
+    std::string iface;          // comma-separated interface names; empty: every non-loopback one
+    std::size_t mtu = 0;        // 0: the path MTU; else at most this
+    bool gso = true, gro = true;  // allowed to use send / receive offload where the kernel has it
+};
+
 class DgramEndpoint {
 public:
     static constexpr std::size_t kNameSlot = kAddressSlot;
 
-    // Opens an endpoint on the named datagram provider ("udp", "efa", ...). On failure returns
-    // nullptr and a message in *error naming the provider and the libfabric error.
-    static std::unique_ptr<DgramEndpoint> open(const std::string &provider, std::string *error);
-    ~DgramEndpoint();
+    virtual ~DgramEndpoint() = default;
     DgramEndpoint(const DgramEndpoint &) = delete;
     DgramEndpoint &operator=(const DgramEndpoint &) = delete;
 
+    // "kernel", or the libfabric provider's name.
     const std::string &provider() const { return provider_; }
+    // What it is and how it runs, for the log and optireduce-info ("kernel UDP on eth0 ...").
+    virtual std::string describe() const = 0;
+    // This endpoint's name, exchanged through MPI; every member resolves every other's.
     const std::array<std::byte, kNameSlot> &name() const { return name_; }
-    // Largest datagram (header + payload) one send may carry.
-    std::size_t max_datagram() const { return max_datagram_; }
-    // Kernel receive buffer of the socket under a udp endpoint after we enlarged it (0: not a
-    // socket provider, or not found).
-    int socket_rcvbuf() const { return rcvbuf_; }
 
-    // Resolves peers from their kNameSlot-byte names (rank order), reusing known addresses.
-    bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
-                 std::string *error);
+    // Resolves peers from their kNameSlot-byte names (rank order), reusing known ones.
+    virtual bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
+                         std::string *error) = 0;
+    // Largest datagram (header + payload) that reaches every one of `peers` in one piece.
+    virtual std::size_t max_datagram(std::span<const fi_addr_t> peers) const = 0;
+    // Datagrams worth putting in one run: what one system call (or one offloaded send) carries.
+    virtual std::size_t run_datagrams(std::size_t datagram_bytes) const = 0;
 
-    // Sends one datagram made of `header` then `payload` to `dest`. 0 on success, -FI_EAGAIN when
-    // the provider's queue is full (call again), another negative fi errno on failure. The bytes
-    // are copied before it returns, so the caller may reuse its buffers at once.
-    int send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload);
+    // Sends one datagram: `header` then `payload`. 0, -FI_EAGAIN when the channel cannot take it
+    // now (call again), or another negative fi errno. The bytes are copied before it returns.
+    virtual int send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) = 0;
+    // Sends what it can of every run, in as few system calls as it can: sent[i] gets how many
+    // leading datagrams of runs[i] went out. 0, or a negative fi errno on a failure that is
+    // not a full queue. The bytes are copied before it returns.
+    virtual int send_runs(std::span<const DgramRun> runs, std::span<std::size_t> sent) = 0;
 
-    // Hands every datagram that has arrived to `sink` and reposts its buffer. Returns how many
-    // datagrams were handled (0: none waiting), or -1 if another thread is draining right now.
-    // `source` is the sender's address from FI_SOURCE, FI_ADDR_NOTAVAIL when the provider does
-    // not give one or the sender is not in the address vector.
+    // Hands every datagram that has arrived to `sink`. Returns how many (0: none waiting), or -1
+    // if another thread is draining right now. `source` is the sender's handle where the channel
+    // knows it, FI_ADDR_NOTAVAIL where it cannot tell, and kUnknownSource for an address that
+    // is no peer of ours.
+    static constexpr fi_addr_t kUnknownSource = FI_ADDR_NOTAVAIL - 1;
     using Sink = std::function<void(std::span<const std::byte> datagram, fi_addr_t source)>;
-    int poll(const Sink &sink);
+    virtual int poll(const Sink &sink) = 0;
 
-    // Blocks until a datagram may be waiting or timeout_ms passed (-1: no limit) or wake() was
-    // called. Uses the completion queue's wait fd when the provider has one, else sleeps.
-    void wait(int timeout_ms);
+    // Blocks until a datagram may be waiting, timeout_ms passed (-1: no limit) or wake().
+    virtual void wait(int timeout_ms) = 0;
     // Ends a wait() in progress (another thread needs the progress thread's attention).
-    void wake();
+    virtual void wake() = 0;
+
+protected:
+    explicit DgramEndpoint(std::string provider) : provider_(std::move(provider)) {}
+    std::array<std::byte, kNameSlot> name_{};
 
 private:
-    DgramEndpoint() = default;
-    bool post_receive(std::size_t slot);
-    void enlarge_socket_buffer();
-
     std::string provider_;
-    FiInfoPtr info_;
-    // Members are destroyed bottom-up: endpoint, CQ, AV, registrations, domain, fabric, and only
-    // then the memory the registrations and posted receives point into.
-    std::vector<std::byte> rx_pool_;
-    std::vector<fi_context2> rx_ctx_;
-    std::vector<std::byte> tx_pool_;
-    std::vector<std::byte> inject_copy_;  // header + payload of an injected send, under tx_mutex_
-    // Sends larger than inject_limit_ go through a ring of slots, each busy until its completion
-    // comes back through poll().
-    struct TxSlot {
-        fi_context2 ctx;  // first: the completion hands back this address
-        bool busy = false;
-    };
-    std::vector<TxSlot> tx_slots_;
-    FiHandle<fid_fabric> fabric_;
-    FiHandle<fid_domain> domain_;
-    FiHandle<fid_mr> rx_mr_;
-    FiHandle<fid_mr> tx_mr_;
-    FiHandle<fid_av> av_;
-    FiHandle<fid_cq> cq_;
-    FiHandle<fid_ep> ep_;
-
-    std::array<std::byte, kNameSlot> name_{};
-    std::size_t max_datagram_ = 0;
-    std::size_t prefix_ = 0;        // FI_MSG_PREFIX bytes in front of every buffer
-    std::size_t inject_limit_ = 0;  // sends up to this size need no buffer of ours after return
-    std::size_t slot_bytes_ = 0;    // prefix + max datagram, rounded up
-    std::size_t rx_slots_ = 0;
-    bool mr_local_ = false;
-    bool has_source_ = false;       // FI_SOURCE granted: completions name the sender
-    std::mutex tx_mutex_;           // tx_slots_, inject_copy_
-    std::size_t tx_next_ = 0;
-    std::mutex rx_mutex_;           // one drainer at a time
-    int wait_fd_ = -1;              // the CQ's, owned by libfabric
-    int wake_fd_ = -1;              // an eventfd, ours
-    int rcvbuf_ = 0;
-    PeerAddresses peers_;
 };
+
+// The name OPTIREDUCE_DGRAM_PROVIDER gives the kernel UDP channel.
+inline constexpr const char *kKernelDgram = "kernel";
+
+// Opens the kernel channel (provider "kernel") or a libfabric datagram provider. On failure
+// nullptr and a message in *error naming the provider and what failed.
+std::unique_ptr<DgramEndpoint> open_dgram_endpoint(const std::string &provider, const DgramOptions &options,
+                                                   std::string *error);
 
 }  // namespace optireduce

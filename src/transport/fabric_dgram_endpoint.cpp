@@ -1,4 +1,4 @@
-#include "transport/dgram_endpoint.hpp"
+#include "transport/fabric_dgram_endpoint.hpp"
 
 #include "telemetry/log.hpp"
 #include "transport/hints.hpp"
@@ -33,9 +33,8 @@ constexpr int kWantRcvbuf = 32 << 20;
 
 }  // namespace
 
-std::unique_ptr<DgramEndpoint> DgramEndpoint::open(const std::string &provider, std::string *error) {
-    std::unique_ptr<DgramEndpoint> self(new DgramEndpoint());
-    self->provider_ = provider;
+std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string &provider, std::string *error) {
+    std::unique_ptr<FabricDgramEndpoint> self(new FabricDgramEndpoint(provider));
     auto fail = [&](const char *what, int rc) {
         *error = "datagram provider '" + provider + "': " + fi_error_text(what, rc);
         return nullptr;
@@ -124,7 +123,7 @@ std::unique_ptr<DgramEndpoint> DgramEndpoint::open(const std::string &provider, 
     return self;
 }
 
-DgramEndpoint::~DgramEndpoint() {
+FabricDgramEndpoint::~FabricDgramEndpoint() {
     if (int rc = ep_.reset()) OPTIREDUCE_LOG(debug, "%s", fi_error_text("fi_close(dgram ep)", rc).c_str());
     if (wake_fd_ >= 0) ::close(wake_fd_);
 }
@@ -133,7 +132,7 @@ DgramEndpoint::~DgramEndpoint() {
 // 2-core host running 4 ranks) loses whatever exceeds ~92 datagrams. It offers no knob, but its
 // socket is ours: find the datagram socket bound to our endpoint's address among this process's
 // descriptors and enlarge its buffer. Best effort: other providers have no socket to find.
-void DgramEndpoint::enlarge_socket_buffer() {
+void FabricDgramEndpoint::enlarge_socket_buffer() {
     sockaddr_storage mine{};
     std::memcpy(&mine, name_.data(), std::min(sizeof mine, kNameSlot));
     if (mine.ss_family != AF_INET && mine.ss_family != AF_INET6) return;
@@ -165,7 +164,7 @@ void DgramEndpoint::enlarge_socket_buffer() {
     closedir(dir);
 }
 
-bool DgramEndpoint::post_receive(std::size_t slot) {
+bool FabricDgramEndpoint::post_receive(std::size_t slot) {
     void *desc = rx_mr_ ? fi_mr_desc(rx_mr_.get()) : nullptr;
     for (int attempt = 0; attempt < 1000; ++attempt) {
         const ssize_t rc = fi_recv(ep_.get(), rx_pool_.data() + slot * slot_bytes_, prefix_ + max_datagram_, desc,
@@ -176,12 +175,12 @@ bool DgramEndpoint::post_receive(std::size_t slot) {
     return false;
 }
 
-bool DgramEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
+bool FabricDgramEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
                             std::string *error) {
-    return peers_.resolve(av_.get(), provider_, names, count, out, error);
+    return peers_.resolve(av_.get(), provider(), names, count, out, error);
 }
 
-int DgramEndpoint::send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) {
+int FabricDgramEndpoint::send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) {
     const std::size_t len = header.size() + payload.size();
     if (len > max_datagram_) return -FI_EMSGSIZE;
     // Header and payload are contiguous on the wire; building them in one buffer costs one copy
@@ -208,7 +207,30 @@ int DgramEndpoint::send(fi_addr_t dest, std::span<const std::byte> header, std::
     return static_cast<int>(rc);
 }
 
-int DgramEndpoint::poll(const Sink &sink) {
+int FabricDgramEndpoint::send_runs(std::span<const DgramRun> runs, std::span<std::size_t> sent) {
+    // libfabric has no segmentation offload: one send per datagram, stopping at a full queue.
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+        const DgramRun &run = runs[r];
+        sent[r] = 0;
+        for (std::size_t i = 0; i < run.count; ++i) {
+            const std::size_t at = i * run.segment;
+            const int rc = send(run.dest, run.headers.subspan(i * run.header_bytes, run.header_bytes),
+                                run.payload.subspan(at, std::min(run.segment, run.payload.size() - at)));
+            if (rc == -FI_EAGAIN) break;
+            if (rc < 0) return rc;
+            ++sent[r];
+        }
+    }
+    return 0;
+}
+
+std::string FabricDgramEndpoint::describe() const {
+    return "libfabric " + provider() + ": max datagram " + std::to_string(max_datagram_) + ", prefix " +
+           std::to_string(prefix_) + ", FI_SOURCE " + (has_source_ ? "yes" : "no") + ", socket buffer " +
+           (rcvbuf_ > 0 ? std::to_string(rcvbuf_) + " bytes" : "n/a");
+}
+
+int FabricDgramEndpoint::poll(const Sink &sink) {
     std::unique_lock lock(rx_mutex_, std::try_to_lock);
     if (!lock.owns_lock()) return -1;
     int handled = 0;
@@ -252,7 +274,7 @@ int DgramEndpoint::poll(const Sink &sink) {
     return handled;
 }
 
-void DgramEndpoint::wait(int timeout_ms) {
+void FabricDgramEndpoint::wait(int timeout_ms) {
     if (wait_fd_ < 0) {
         // No wait object: sleep briefly, so an idle rank costs little CPU and a busy one polls.
         std::this_thread::sleep_for(std::chrono::microseconds(timeout_ms < 0 || timeout_ms > 1 ? 1000 : 50));
@@ -268,7 +290,7 @@ void DgramEndpoint::wait(int timeout_ms) {
     }
 }
 
-void DgramEndpoint::wake() {
+void FabricDgramEndpoint::wake() {
     if (wake_fd_ < 0) return;
     const std::uint64_t one = 1;
     [[maybe_unused]] auto r = ::write(wake_fd_, &one, sizeof one);

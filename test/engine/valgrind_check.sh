@@ -5,7 +5,7 @@
 # usage: valgrind_check.sh <mpirun> <liboptireduce.so> <program> <workdir> [mode]
 set -euo pipefail
 mpirun=$1 lib=$2 prog=$3 dir=$4
-export OPTIREDUCE_MODE=${5:-exact} OPTIREDUCE_DGRAM_PROVIDER=udp  # the datagram channel, even on one node
+export OPTIREDUCE_MODE=${5:-exact} OPTIREDUCE_DGRAM_PROVIDER=kernel  # the datagram channel, even on one node
 rm -rf "$dir" && mkdir -p "$dir"
 OPTIREDUCE_MIN_BYTES=0 "$mpirun" --oversubscribe -np 2 -x LD_PRELOAD="$lib" -x OPTIREDUCE_MIN_BYTES -x OPTIREDUCE_MODE -x OPTIREDUCE_DGRAM_PROVIDER \
   valgrind --leak-check=full --show-leak-kinds=definite,indirect --num-callers=40 \

@@ -30,7 +30,8 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_FAULT_DELAY_MS", "100"}, {"OPTIREDUCE_FAULT_DELAY_PROB", "0.2"},
     {"OPTIREDUCE_FAULT_SEED", "7"},       {"OPTIREDUCE_HADAMARD", "off"},
     {"OPTIREDUCE_HADAMARD_BLOCK", "1024"}, {"OPTIREDUCE_MAX_LOSS", "0.2"},
-    {"OPTIREDUCE_ON_EXCESS_LOSS", "exact"},
+    {"OPTIREDUCE_ON_EXCESS_LOSS", "exact"}, {"OPTIREDUCE_IFACE", "eth0"},
+    {"OPTIREDUCE_MTU", "1500"},           {"OPTIREDUCE_UDP_OFFLOAD", "off"},
 };
 
 TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {

@@ -30,6 +30,15 @@ void expect_rejected(const std::string &name, const std::string &value) {
     EXPECT_NE(msg.find(spec(name).allowed), std::string::npos) << msg;
 }
 
+TEST(ConfigErrors, KernelChannelKnobs) {
+    expect_rejected("OPTIREDUCE_MTU", "100");    // below IPv4's minimum
+    expect_rejected("OPTIREDUCE_MTU", "10000");  // above a jumbo frame
+    expect_rejected("OPTIREDUCE_MTU", "jumbo");
+    expect_rejected("OPTIREDUCE_UDP_OFFLOAD", "on");
+    EXPECT_FALSE((FakeEnv{{"OPTIREDUCE_MTU", "576"}}.parse().error));
+    EXPECT_FALSE((FakeEnv{{"OPTIREDUCE_MTU", "0"}}.parse().error));
+}
+
 TEST(ConfigErrors, ModeNotInEnumeration) {
     expect_rejected("OPTIREDUCE_MODE", "fast");
     expect_rejected("OPTIREDUCE_MODE", "exactly");

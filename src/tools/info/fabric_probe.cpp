@@ -8,6 +8,7 @@
 
 #include "probes.hpp"
 #include "transport/fabric.hpp"
+#include "transport/dgram_endpoint.hpp"
 #include "transport/hints.hpp"
 #include "transport/provider_choice.hpp"
 
@@ -75,18 +76,27 @@ FabricFacts probe_fabric(const std::string &provider_knob, const std::string &dg
     for (bool one_node : {true, false}) {
         std::string prov = rdm_provider_for(provider_knob, one_node);
         f.choices.push_back({one_node ? "all ranks on one node" : "ranks on several nodes", prov,
-                             usable(kRdm, prov)});
+                             usable(kRdm, prov), ""});
     }
     // Bounded mode: a datagram provider, or exact mode's reliable channel where auto says so.
     f.dgram_knob = dgram_knob;
+    const std::string &hardware = hardware_dgram_provider();
+    const bool automatic = dgram_knob == "auto" || dgram_knob.empty();
     for (bool one_node : {true, false}) {
-        const std::string dgram = dgram_provider_for(dgram_knob, one_node);
+        const std::string dgram = dgram_provider_for(dgram_knob, one_node, hardware);
         const char *when = one_node ? "all ranks on one node" : "ranks on several nodes";
         if (dgram.empty()) {
             const std::string rdm = rdm_provider_for(provider_knob, one_node);
-            f.bounded_choices.push_back({when, rdm + " (reliable, no deadline)", usable(kRdm, rdm)});
+            f.bounded_choices.push_back({when, rdm + " (reliable, no deadline)", usable(kRdm, rdm),
+                                         "no network between the ranks"});
+        } else if (dgram == kKernelDgram) {
+            // Usable when the kernel channel opens: probe_kernel_channel says.
+            f.bounded_choices.push_back({when, dgram, true,
+                                         automatic ? "no kernel-bypass datagram provider (efa, verbs) here"
+                                                   : "OPTIREDUCE_DGRAM_PROVIDER"});
         } else {
-            f.bounded_choices.push_back({when, dgram, usable(kDgram, dgram)});
+            f.bounded_choices.push_back({when, dgram, usable(kDgram, dgram),
+                                         automatic ? "kernel bypass found" : "OPTIREDUCE_DGRAM_PROVIDER"});
         }
     }
     return f;

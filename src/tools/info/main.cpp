@@ -64,6 +64,7 @@ int main(int argc, char **argv) {
     report.config = {parsed.config->values, parsed.unknown};
     report.library = info::probe_library();
     report.fabric = info::probe_fabric(parsed.config->provider, parsed.config->dgram_provider);
+    report.kernel = info::probe_kernel_channel(*parsed.config);
     report.topology = info::probe_topology();
 
     if (output == Output::json) info::render_json(report, std::cout);

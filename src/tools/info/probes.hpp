@@ -12,6 +12,9 @@ LibraryFacts probe_library();
 // parsed, so the tool shows the providers the engine would really ask for.
 FabricFacts probe_fabric(const std::string &provider_knob, const std::string &dgram_knob);
 
+// The kernel UDP channel, opened as the engine would with these settings, then closed.
+KernelChannelFacts probe_kernel_channel(const Config &config);
+
 TopologyFacts probe_topology();
 
 }  // namespace optireduce::info

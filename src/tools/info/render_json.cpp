@@ -41,6 +41,7 @@ void render_json(const Report &r, std::ostream &os) {
             j.field("when", c.when);
             j.field("provider", c.provider);
             j.field("usable", c.usable);
+            if (!c.why.empty()) j.field("why", c.why);
             j.end_object();
         }
         j.end_array();
@@ -48,6 +49,24 @@ void render_json(const Report &r, std::ostream &os) {
     choices("engine_choice", f.choices);
     j.field("optireduce_dgram_provider", f.dgram_knob);
     choices("bounded_choice", f.bounded_choices);
+    j.end_object();
+
+    const auto &k = r.kernel;
+    j.begin_object("kernel_channel");
+    if (!k.error.empty()) j.field("error", k.error);
+    j.field("gso", k.gso);
+    j.field("gro", k.gro);
+    j.field("receive_buffer", static_cast<std::uint64_t>(k.rcvbuf));
+    j.begin_array("interfaces");
+    for (const auto &i : k.interfaces) {
+        j.begin_object();
+        j.field("name", i.name);
+        j.field("address", i.address);
+        j.field("mtu", static_cast<std::uint64_t>(i.mtu));
+        j.field("datagram", static_cast<std::uint64_t>(i.datagram));
+        j.end_object();
+    }
+    j.end_array();
     j.end_object();
 
     const auto &t = r.topology;

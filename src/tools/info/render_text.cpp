@@ -51,10 +51,29 @@ void fabric(const FabricFacts &f, std::ostream &os) {
         auto wp = width(list, [](const ProviderChoice &c) { return c.provider; }, 0);
         for (const auto &c : list)
             os << "    " << std::left << std::setw(int(wc)) << c.when << std::setw(int(wp)) << c.provider
-               << (c.usable ? "usable here" : "NOT usable here") << "\n";
+               << (c.usable ? "usable here" : "NOT usable here") << (c.why.empty() ? "" : " (" + c.why + ")")
+               << "\n";
     };
     choices("exact mode (OPTIREDUCE_PROVIDER=" + f.knob + ")", f.choices);
     choices("bounded mode (OPTIREDUCE_DGRAM_PROVIDER=" + f.dgram_knob + ")", f.bounded_choices);
+}
+
+void kernel_channel(const KernelChannelFacts &k, std::ostream &os) {
+    os << "\nkernel UDP channel (OPTIREDUCE_DGRAM_PROVIDER=kernel)\n";
+    if (!k.error.empty()) {
+        os << "  NOT usable here: " << k.error << "\n";
+        return;
+    }
+    os << "  segmentation offload (UDP_SEGMENT)  " << k.gso << "\n"
+       << "  receive coalescing (UDP_GRO)       " << k.gro << "\n"
+       << "  receive buffer                     " << k.rcvbuf / 1024 << " KiB"
+       << (k.rcvbuf < (4 << 20) ? " (small: raise net.core.rmem_max)" : "") << "\n";
+    auto w = width(k.interfaces, [](const KernelInterface &i) { return i.name; }, 6);
+    os << "  " << std::left << std::setw(int(w)) << "iface" << std::setw(17) << "address" << std::setw(7) << "mtu"
+       << "datagram\n";
+    for (const auto &i : k.interfaces)
+        os << "  " << std::left << std::setw(int(w)) << i.name << std::setw(17) << i.address << std::setw(7)
+           << (i.mtu ? std::to_string(i.mtu) : "?") << i.datagram << "\n";
 }
 
 void topology(const TopologyFacts &t, std::ostream &os) {
@@ -93,6 +112,7 @@ void configuration(const ConfigFacts &c, std::ostream &os) {
 void render_text(const Report &r, std::ostream &os) {
     library(r.library, os);
     fabric(r.fabric, os);
+    kernel_channel(r.kernel, os);
     topology(r.topology, os);
     configuration(r.config, os);
 }

@@ -30,6 +30,7 @@ struct ProviderChoice {
     std::string when;      // the situation it is picked in
     std::string provider;  // rdm_provider_for()'s answer
     bool usable = false;
+    std::string why;       // the reason for the choice, where there is one to give
 };
 
 struct FabricFacts {
@@ -42,6 +43,21 @@ struct FabricFacts {
     std::string dgram_knob;                  // OPTIREDUCE_DGRAM_PROVIDER as parsed
     std::vector<ProviderChoice> bounded_choices;
     std::string error;  // why fi_getinfo failed, other than "no provider matches"
+};
+
+// The kernel UDP channel (OPTIREDUCE_DGRAM_PROVIDER=kernel, auto without kernel bypass) as it
+// would open here: what it publishes, each interface's MTU and the datagram it allows, and
+// which offloads the kernel grants a socket.
+struct KernelInterface {
+    std::string name, address;
+    std::size_t mtu = 0;       // of the interface; 0: unknown
+    std::size_t datagram = 0;  // what the channel would send through it
+};
+struct KernelChannelFacts {
+    std::vector<KernelInterface> interfaces;
+    std::string gso, gro;  // "on", or why not
+    int rcvbuf = 0;        // what the kernel grants the channel's request, bytes
+    std::string error;     // why the channel could not open here
 };
 
 struct NetDevice {
@@ -67,6 +83,7 @@ struct ConfigFacts {
 struct Report {
     LibraryFacts library;
     FabricFacts fabric;
+    KernelChannelFacts kernel;
     TopologyFacts topology;
     ConfigFacts config;
 };

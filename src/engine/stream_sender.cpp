@@ -1,0 +1,133 @@
+#include "engine/stream_sender.hpp"
+
+#include "codec/sharding.hpp"
+#include "engine/context.hpp"
+#include "engine/dgram_channel.hpp"
+#include "telemetry/stats.hpp"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+
+namespace optireduce {
+namespace {
+
+// How many datagrams at the end of a stream carry the tail flag: the last 1%, at least 3, so
+// that losing the very last one does not cost the receiver its early close (the released
+// OptiReduce's "Last%ile" marker has the same purpose).
+std::uint32_t tail_chunks(std::uint32_t chunks) { return std::min(chunks, std::max(3u, chunks / 100)); }
+
+}  // namespace
+
+StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, std::vector<std::uint64_t> &bytes,
+                           std::vector<double> &seconds)
+    : b_(b),
+      ep_(*b.channel->endpoint),
+      header_(header),
+      F_(b.floats_per_datagram),
+      // Datagrams per destination per round: what one offloaded send carries (64 KiB with GSO),
+      // so a round is one system call for all peers, destinations still interleaved.
+      burst_(ep_.run_datagrams(wire::kHeaderBytes + b.floats_per_datagram * sizeof(float))),
+      dup_(context().config.fault_duplicate),
+      bytes_(bytes),
+      seconds_(seconds),
+      start_(Clock::now()) {}
+
+void StreamSender::add_stream(int peer, const float *src, std::size_t len) {
+    Stream s{peer, src, len, static_cast<std::uint32_t>(segment_count(len, F_)), {}, 0, {}, {},
+             std::vector<std::byte>(burst_ * wire::kHeaderBytes)};
+    s.order.reserve(s.chunks);
+    streams_.push_back(std::move(s));
+}
+
+void StreamSender::all_ready() {
+    for (Stream &s : streams_)
+        for (std::uint32_t c = static_cast<std::uint32_t>(s.order.size()); c < s.chunks; ++c) s.order.push_back(c);
+}
+
+void StreamSender::ready(std::uint32_t c) {
+    for (Stream &s : streams_)
+        if (c < s.chunks) s.order.push_back(c);
+}
+
+bool StreamSender::has_ready() const {
+    return std::any_of(streams_.begin(), streams_.end(), [](const Stream &s) { return s.sent < s.order.size(); });
+}
+
+std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run) {
+    const std::uint32_t first = s.order[s.sent];
+    std::uint32_t count = 1;
+    while (count < burst_ && s.sent + count < s.order.size() && s.order[s.sent + count] == first + count) ++count;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        const std::uint32_t c = first + i;
+        header_.chunk = c;
+        // The last datagrams this peer gets in the phase, in sending order.
+        header_.flags = s.sent + i + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0;
+        header_.payload_len = static_cast<std::uint16_t>(segment_of(s.len, F_, c).count * sizeof(float));
+        wire::encode(header_, std::span<std::byte, wire::kHeaderBytes>(s.headers.data() + i * wire::kHeaderBytes,
+                                                                       wire::kHeaderBytes));
+    }
+    const Range from = segment_of(s.len, F_, first);
+    const std::size_t floats = std::min(s.len - from.offset, static_cast<std::size_t>(count) * F_);
+    run = {b_.peers[static_cast<std::size_t>(s.peer)],
+           std::span<const std::byte>(s.headers.data(), count * wire::kHeaderBytes),
+           wire::kHeaderBytes,
+           std::as_bytes(std::span<const float>(s.src + from.offset, floats)),
+           F_ * sizeof(float),
+           count};
+    return count;
+}
+
+std::string StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
+    const Clock::time_point now = Clock::now();
+    runs_.clear();
+    run_stream_.clear();
+    for (Stream &s : streams_) {
+        if (s.sent >= s.order.size()) continue;
+        if (b_.pacer.rate(s.peer) > 0 && s.next_time > now) {
+            *earliest = std::min(*earliest, s.next_time);
+            continue;
+        }
+        runs_.emplace_back();
+        build_run(s, runs_.back());
+        run_stream_.push_back(&s);
+    }
+    if (runs_.empty()) return {};
+    sent_now_.assign(runs_.size(), 0);
+    if (const int rc = ep_.send_runs(runs_, sent_now_); rc < 0)
+        return "datagram send failed: " + std::string(fi_strerror(-rc));
+    const Clock::time_point after = Clock::now();
+    for (std::size_t r = 0; r < runs_.size(); ++r) {
+        Stream &s = *run_stream_[r];
+        const DgramRun &run = runs_[r];
+        if (sent_now_[r] == 0) continue;
+        *progressed = true;
+        std::uint64_t bytes = 0;
+        for (std::size_t i = 0; i < sent_now_[r]; ++i) {
+            const std::size_t at = i * run.segment;
+            const std::size_t len = std::min(run.segment, run.payload.size() - at);
+            bytes += wire::kHeaderBytes + len;
+            if (dup_ > 0 && b_.faults.chance(dup_))
+                ep_.send(run.dest, run.headers.subspan(i * wire::kHeaderBytes, wire::kHeaderBytes),
+                         run.payload.subspan(at, len));
+        }
+        s.sent += sent_now_[r];
+        sent_ += sent_now_[r];
+        bytes_[static_cast<std::size_t>(s.peer)] += bytes;
+        if (const double rate = b_.pacer.rate(s.peer); rate > 0)
+            s.next_time = std::max(s.next_time, now) + std::chrono::duration_cast<Clock::duration>(
+                                                           std::chrono::duration<double>(static_cast<double>(bytes) / rate));
+        s.last_send = after;
+    }
+    return {};
+}
+
+void StreamSender::finish() {
+    for (const Stream &s : streams_)
+        if (s.last_send > start_)
+            seconds_[static_cast<std::size_t>(s.peer)] += std::chrono::duration<double>(s.last_send - start_).count();
+    bump(process_stats().datagrams_sent, sent_);
+    sent_ = 0;
+}
+
+}  // namespace optireduce

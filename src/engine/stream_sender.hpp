@@ -1,0 +1,105 @@
+// The sending side of one phase of a bounded operation: one stream of datagrams per peer, sent in
+// runs (one offloaded send each on the kernel channel), every peer's run of a round in one call,
+// paced per destination (SendPacer) and retried when the channel is full.
+//
+// A chunk may be sent only once it is ready. In the reduce-scatter every chunk is ready at once
+// (the input is there); in the all-gather a chunk of our reduced shard becomes ready as soon as
+// its contributions are in, so the all-gather of the first chunks overlaps the reduce-scatter's
+// last (pipelined phases, DESIGN.md section 5). Chunks go out in the order they became ready;
+// the tail flag marks the last datagrams sent to each peer, whatever their index.
+#pragma once
+
+#include "engine/comm_state.hpp"
+#include "transport/dgram_endpoint.hpp"
+#include "transport/wire_header.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace optireduce {
+
+class StreamSender {
+public:
+    // `header` is the phase's common header (chunk, flags, payload length set per datagram).
+    // Sent bytes and the time each stream took are added to bytes[peer] and seconds[peer], which
+    // the pacer learns from after the operation.
+    StreamSender(CommState::Bounded &b, const wire::Header &header, std::vector<std::uint64_t> &bytes,
+                 std::vector<double> &seconds);
+
+    // A stream of `len` floats at `src` to `peer`, in datagrams of floats_per_datagram.
+    void add_stream(int peer, const float *src, std::size_t len);
+    // Every chunk of every stream may go (the reduce-scatter).
+    void all_ready();
+    // Chunk `c` may go to every stream (the all-gather: streams share our reduced shard).
+    void ready(std::uint32_t c);
+    // The shard_error that datagrams sent from now on carry (the all-gather: known once the
+    // reduce-scatter closed; chunks sent before it are exact and carry 0).
+    void set_shard_error(std::uint16_t e) { header_.shard_error = e; }
+
+    // One round: a run to every stream with ready chunks whose pacer allows it. Returns "" or
+    // what failed; *progressed says whether anything went out; *earliest, when nothing could
+    // go, is when a paced stream may send again (time_point::max(): none is paced).
+    std::string pump(bool *progressed, Clock::time_point *earliest);
+    // Rounds until every chunk is sent or `limit`, draining the receive side between them.
+    template <typename Drain>
+    std::string send_all(Clock::time_point limit, Drain &&drain);
+
+    bool has_ready() const;  // ready chunks not sent yet
+    // Ends the phase: each stream's time from the phase start to its last send is accounted.
+    void finish();
+
+private:
+    struct Stream {
+        int peer;
+        const float *src;
+        std::size_t len;
+        std::uint32_t chunks;
+        std::vector<std::uint32_t> order;  // ready chunks in the order they go out
+        std::size_t sent = 0;              // of order
+        Clock::time_point next_time{}, last_send{};
+        std::vector<std::byte> headers;  // of the run in flight
+    };
+    // The ready chunks of `s` from its next unsent one that are consecutive: one run, contiguous
+    // payload. Fills its headers; returns how many.
+    std::uint32_t build_run(Stream &s, DgramRun &run);
+
+    CommState::Bounded &b_;
+    DgramEndpoint &ep_;
+    wire::Header header_;
+    std::size_t F_;
+    std::size_t burst_;
+    double dup_;
+    std::vector<std::uint64_t> &bytes_;
+    std::vector<double> &seconds_;
+    std::vector<Stream> streams_;
+    Clock::time_point start_;
+    std::uint64_t sent_ = 0;
+    // Scratch of one round.
+    std::vector<DgramRun> runs_;
+    std::vector<Stream *> run_stream_;
+    std::vector<std::size_t> sent_now_;
+};
+
+template <typename Drain>
+std::string StreamSender::send_all(Clock::time_point limit, Drain &&drain) {
+    for (;;) {
+        // Past the limit every receiver has closed the phase: what is unsent is lost anyway.
+        if (Clock::now() >= limit || !has_ready()) return {};
+        bool progressed = false;
+        Clock::time_point earliest = Clock::time_point::max();
+        if (std::string e = pump(&progressed, &earliest); !e.empty()) return e;
+        drain();  // what peers sent meanwhile, before the socket buffer overflows
+        if (!progressed) {
+            // Paced or the queue is full: wait for the earliest token, never past the limit.
+            if (earliest != Clock::time_point::max() && earliest - Clock::now() > std::chrono::microseconds(50))
+                std::this_thread::sleep_until(std::min(earliest, limit));
+            else
+                std::this_thread::yield();
+        }
+    }
+}
+
+}  // namespace optireduce

@@ -1,0 +1,14 @@
+#include "transport/dgram_endpoint.hpp"
+
+#include "transport/fabric_dgram_endpoint.hpp"
+#include "transport/udp_socket_endpoint.hpp"
+
+namespace optireduce {
+
+std::unique_ptr<DgramEndpoint> open_dgram_endpoint(const std::string &provider, const DgramOptions &options,
+                                                   std::string *error) {
+    if (provider == kKernelDgram) return UdpSocketEndpoint::open(options, error);
+    return FabricDgramEndpoint::open(provider, error);
+}
+
+}  // namespace optireduce
