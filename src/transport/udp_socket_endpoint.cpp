@@ -28,10 +28,13 @@ constexpr std::size_t kRunWithoutGso = 16;
 // Messages per recvmmsg: with GRO each buffer holds up to 64 KiB of coalesced datagrams.
 constexpr std::size_t kRxBatchGro = 16, kRxBatch = 64;
 // Socket buffers. Receive: what arrives from every peer while this rank is descheduled for a
-// few milliseconds at 10 Gbit/s. Send: held while the host's queue drains; kept below a NIC's
-// 1000-packet queue, so a full queue pushes back (EAGAIN) instead of dropping in the qdisc.
+// few milliseconds at 10 Gbit/s. Send: what the kernel holds for us until the device takes it.
+// The queue in front of a device (a NIC's 1000 packets, about 1.5 MB at MTU 1500) drops what
+// does not fit, silently for UDP, and a segmented send is charged about its length (64 KiB per
+// send, not the several KiB per packet of single datagrams): the kernel doubles this request,
+// and 1 MiB in flight stays below that queue, so a full queue pushes back (EAGAIN) instead.
 constexpr int kWantRcvbuf = 32 << 20, kWarnRcvbuf = 4 << 20;
-constexpr int kWantSndbuf = 1 << 20;
+constexpr int kWantSndbuf = 512 << 10;
 
 std::uint64_t source_key(const sockaddr_in &a) {
     return static_cast<std::uint64_t>(a.sin_addr.s_addr) << 16 | a.sin_port;
