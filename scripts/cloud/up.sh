@@ -81,14 +81,16 @@ new_host_ns() { # <netns> <hostname>
 # Every link end gets two settings:
 # - offloads off: tbf and the loss rule then act on wire-sized packets (one MTU), not on 64 KiB
 #   GSO super-packets, which would make --loss 0.01 drop 1% of super-packets (tens of segments
-#   each) rather than 1% of packets;
+#   each) rather than 1% of packets. UDP segmentation (tx-udp-segmentation) is a feature of its
+#   own: "gso off" leaves it on, and a UDP_SEGMENT send then crossed the bridge as one 64 KiB
+#   packet, lost or queued whole, where a NIC puts 44 frames on the wire;
 # - RPS over all CPUs: a veth hands each packet to the backlog of the CPU that sends it, so a
 #   flow whose sender (or tbf timer) moves between CPUs arrives out of order, and TCP
 #   retransmits spuriously (95 retransmits in 5 s at 500mbit with no drop). RPS steers each flow
 #   to one CPU by its hash and keeps it in order.
 rps_mask=$(c=$(nproc) m=''; while ((c > 32)); do m=,ffffffff$m; c=$((c - 32)); done; printf '%x%s' $(((1 << c) - 1)) "$m")
 tune_link() { # <netns> <dev>
-  ip netns exec "$1" ethtool -K "$2" tso off gso off gro off >/dev/null 2>&1 || true
+  ip netns exec "$1" ethtool -K "$2" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1 || true
   ip netns exec "$1" sh -c "echo $rps_mask >/sys/class/net/$2/queues/rx-0/rps_cpus"
 }
 
