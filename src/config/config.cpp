@@ -66,8 +66,10 @@ constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_TIMEOUT_MIN_MS", KnobType::number, "0.5", "0.01..60000", 0.01, 60000, false,
              "bounded mode: the adaptive deadline of a phase never goes below this"},
     KnobSpec{"OPTIREDUCE_TIMEOUT_MAX_MS", KnobType::number, "1000", "0.01..600000", 0.01, 600000, false,
-             "bounded mode: the adaptive deadline of a phase never goes above this; also the "
-             "deadline of the first operations of each size, which calibrate it"},
+             "bounded mode: the adaptive deadline of a phase never goes above this, except for "
+             "messages whose data alone take longer to arrive (then twice their measured "
+             "completion time); also the deadline of the first operations of each size, which "
+             "calibrate it"},
     KnobSpec{"OPTIREDUCE_TIMEOUT_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
              "bounded mode: 0 adapts the deadline to the job; a positive value pins every "
              "phase's deadline to this many milliseconds"},

@@ -17,7 +17,10 @@ double DeadlineController::deadline_ms(std::size_t bytes, int phase) const {
     if (s_.fixed_ms > 0) return s_.fixed_ms;
     const State *st = find(bytes, phase);
     if (!st || st->observed < kCalibrationOps) return s_.max_ms;
-    return std::clamp(st->multiple * (st->expected_ms + kDeviations * st->deviation_ms), s_.min_ms, s_.max_ms);
+    // A phase whose data alone take longer than max_ms to arrive (64 MiB over 1 Gbit/s) would
+    // lose its tail every time: there the ceiling is a multiple of the completion time instead.
+    const double ceiling = std::max(s_.max_ms, kCeilingOverExpected * st->expected_ms);
+    return std::clamp(st->multiple * (st->expected_ms + kDeviations * st->deviation_ms), s_.min_ms, ceiling);
 }
 
 double DeadlineController::expected_ms(std::size_t bytes, int phase) const {

@@ -44,6 +44,9 @@ public:
     static constexpr double kMinMultiple = 1.0, kMaxMultiple = 8.0;
     static constexpr double kWiden = 1.5, kNarrow = 0.97;
     static constexpr double kQuietFraction = 0.1;  // early close after this much silence
+    // Where the completion time itself exceeds max_ms, the deadline's ceiling is this multiple
+    // of it (no more than 4 x max_ms: samples are capped there).
+    static constexpr double kCeilingOverExpected = 2.0;
 
     explicit DeadlineController(DeadlineSettings s) : s_(s) {}
 

@@ -88,8 +88,20 @@ TEST(DeadlineController, SilentSendersDoNotWidenTheDeadline) {
 TEST(DeadlineController, ClampsAndPinning) {
     DeadlineController lo = calibrated(0.01, DeadlineSettings{0.001, 2, 1000, 0});
     EXPECT_EQ(lo.deadline_ms(kBytes, 1), 2);
-    DeadlineController hi = calibrated(5000, DeadlineSettings{0.001, 2, 1000, 0});
+    // Loss widens the deadline of a 400 ms phase eightfold, but never past the maximum.
+    DeadlineController hi(DeadlineSettings{0.001, 2, 1000, 0});
+    for (int i = 0; i < 20; ++i) hi.observe(kBytes, 1, PhaseOutcome{400, 400, 100, 90});
     EXPECT_EQ(hi.deadline_ms(kBytes, 1), 1000);
+    // A phase that takes longer than the maximum to arrive at all: the ceiling follows it, at
+    // twice its completion time, instead of cutting its tail every time.
+    DeadlineController slow = calibrated(3000, DeadlineSettings{0.001, 2, 1000, 0});
+    EXPECT_GT(slow.deadline_ms(kBytes, 1), 3000);
+    EXPECT_LE(slow.deadline_ms(kBytes, 1), 6000);
+    // Phases cut at the maximum while their data kept coming: the extrapolated completion time
+    // (elapsed / fraction received) lifts the ceiling, so the next ones complete.
+    DeadlineController cut(DeadlineSettings{0.001, 2, 1000, 0});
+    for (int i = 0; i < 10; ++i) cut.observe(kBytes, 1, PhaseOutcome{1000, 1000, 100, 60});
+    EXPECT_GT(cut.deadline_ms(kBytes, 1), 1600);
     DeadlineController pinned = calibrated(10, DeadlineSettings{0.001, 2, 1000, 25});
     EXPECT_EQ(pinned.deadline_ms(kBytes, 1), 25);
     EXPECT_EQ(DeadlineController(DeadlineSettings{0.001, 2, 1000, 25}).deadline_ms(kBytes, 2), 25);
