@@ -4,7 +4,8 @@
 #   lib/liboptireduce.so[.0], lib/liboptireduce-mpich.so[.0]    the preload libraries
 #   include/optireduce/optireduce.h                             the public C API
 #   lib/cmake/optireduce/, lib/pkgconfig/                       package files
-#   bin/optireduce-info, bin/optireduce-run, bin/optireduce-bench[-mpich]
+#   bin/optireduce-info, bin/optireduce-run, bin/optireduce-bench[-mpich],
+#   bin/optireduce-channel-bench
 include(CMakePackageConfigHelpers)
 
 set(OPTIREDUCE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/optireduce)
@@ -78,7 +79,7 @@ else()
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 endif()
 install(TARGETS optireduce-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(_optireduce_bench optireduce-bench optireduce-bench-mpich)
+foreach(_optireduce_bench optireduce-bench optireduce-bench-mpich optireduce-channel-bench)
   if(TARGET ${_optireduce_bench})
     install(TARGETS ${_optireduce_bench} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
