@@ -4,7 +4,8 @@ set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-usage: OSU_HOME=/path/to/osu-micro-benchmarks scripts/osu-compare.sh [osu_allreduce options]
+usage: OSU_HOME=/path/to/osu-micro-benchmarks scripts/osu-compare.sh [--cloud] [--defaults]
+         [--no-validate] [osu_allreduce options]
 
 Runs osu_allreduce on 4 local ranks three times and prints each table, then the average
 latencies side by side:
@@ -15,11 +16,21 @@ latencies side by side:
 Every run uses -f (min, max, iterations) and -T mpi_float where OSU has -T (7.1 and later
 default to MPI_CHAR, which the engine never takes; earlier versions always use MPI_FLOAT).
 
+  --cloud        run every job on the emulated cloud instead of local ranks: one rank on each
+                 of 4 emulated hosts through scripts/cloud/mpirun.sh (needs root, an Open MPI
+                 build of OSU and a cloud that is up: scripts/cloud/up.sh 4)
+  --defaults     run the library with its default settings (bounded mode, OPTIREDUCE_MIN_BYTES
+                 64K) instead of forcing exact mode and MIN_BYTES=0; OPTIREDUCE_* variables
+                 set by the caller still apply
+  --no-validate  skip run 3
+
 OSU_HOME is an OSU micro-benchmarks install prefix or build tree; osu_allreduce is looked up in
 libexec/osu-micro-benchmarks/mpi/collective, c/mpi/collective/blocking, c/mpi/collective,
 mpi/collective, then anywhere below. The MPI it was built with (ldd) picks the launcher and the
 library: Open MPI gets mpirun and liboptireduce.so, MPICH mpiexec and liboptireduce-mpich.so,
-found by scripts/optireduce-run (build/wrappers, or $OPTIREDUCE_LIB). Options are passed to
+found by scripts/optireduce-run (build/wrappers, or $OPTIREDUCE_LIB). With --cloud the library
+is $OPTIREDUCE_LIB or build/wrappers/liboptireduce.so next to this script, preloaded through
+mpirun.sh (which forwards LD_PRELOAD and OPTIREDUCE_* to the hosts). Options are passed to
 every run; OSU takes sizes in plain bytes, e.g. -m 4:1048576 -i 200.
 Other OPTIREDUCE_* variables set here (e.g. OPTIREDUCE_STATS=1) reach runs 2 and 3.
 USAGE
@@ -30,16 +41,35 @@ die() {
   exit 1
 }
 
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+cloud=0 defaults=0 validate=1
+while (($#)); do
+  case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --cloud) cloud=1; shift ;;
+    --defaults) defaults=1; shift ;;
+    --no-validate) validate=0; shift ;;
+    *) break ;;
+  esac
+done
 for arg in "$@"; do
   case "$arg" in
     -T* | --type*) die "-T is set by this script (mpi_float, the only type the engine takes)" ;;
+    --cloud | --defaults | --no-validate) die "$arg must come before the osu_allreduce options" ;;
   esac
 done
 
 here=$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")
 [[ -n ${OSU_HOME:-} ]] || { usage >&2; die "OSU_HOME is not set"; }
 [[ -d $OSU_HOME ]] || die "OSU_HOME=$OSU_HOME is not a directory"
+
+# The cloud's state lives in /run/ordemo (scripts/cloud/common.sh); checked here so that a
+# missing cloud fails before three jobs each fail the same way.
+if ((cloud)); then
+  [[ $(id -u) -eq 0 ]] || die "--cloud needs root (the emulated cloud's namespaces)"
+  [[ -r /run/ordemo/hosts ]] || die "--cloud: no emulated cloud is up (run scripts/cloud/up.sh 4)"
+  read -r hosts </run/ordemo/hosts
+  ((hosts >= 4)) || die "--cloud: the emulated cloud has $hosts hosts, 4 are needed (scripts/cloud/up.sh 4)"
+fi
 
 osu=""
 for candidate in libexec/osu-micro-benchmarks/mpi/collective c/mpi/collective/blocking \
@@ -51,6 +81,8 @@ for candidate in libexec/osu-micro-benchmarks/mpi/collective c/mpi/collective/bl
 done
 [[ -n $osu ]] || osu=$(find "$OSU_HOME" -name osu_allreduce -type f -perm -u+x -print -quit)
 [[ -n $osu ]] || die "no executable osu_allreduce under OSU_HOME=$OSU_HOME (is OSU built?)"
+# The emulated hosts see this machine's filesystem, but under other working directories.
+osu=$(readlink -f -- "$osu")
 
 # Open MPI and MPICH programs need their own launcher and their own build of the library.
 linked=$(ldd "$osu" 2>/dev/null || true)
@@ -59,6 +91,7 @@ if grep -q 'libmpi\.so' <<<"$linked"; then
   ranks=(--oversubscribe -np 4) # 4 ranks may exceed the cores
   single=(-np 1)
 elif grep -q 'libmpich' <<<"$linked"; then
+  ((!cloud)) || die "--cloud runs Open MPI only (scripts/cloud/mpirun.sh); $osu is an MPICH build"
   launcher=$(command -v mpiexec.mpich || command -v mpiexec.hydra) || die "mpiexec (MPICH) not found"
   ranks=(-n 4)
   single=(-n 1)
@@ -67,6 +100,29 @@ else
 fi
 if [[ $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# How each run starts: locally, the launcher (through optireduce-run for the library); on the
+# cloud, mpirun.sh, which forwards LD_PRELOAD and OPTIREDUCE_* to the hosts by itself, so the
+# library goes in LD_PRELOAD directly. Its path must be absolute: the hosts share this
+# filesystem, not this working directory. OPTIREDUCE_LIB is this script's (and optireduce-run's)
+# and stays out of the ranks' environment.
+if ((cloud)); then
+  if [[ -n ${OPTIREDUCE_LIB:-} ]]; then
+    lib=$OPTIREDUCE_LIB
+  else
+    lib=$here/../build/wrappers/liboptireduce.so
+  fi
+  [[ -f $lib ]] || die "--cloud: library $lib not found; build it or set OPTIREDUCE_LIB=/path/to/liboptireduce.so"
+  lib=$(readlink -f -- "$lib")
+  # 1200 s: 64 MiB at 1 Gbit/s with loss takes seconds per call; mpirun.sh's own default is 600.
+  start_native=("$here/cloud/mpirun.sh" 4 --timeout 1200 --)
+  start_lib=(env -u OPTIREDUCE_LIB "LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}" "${start_native[@]}")
+  where="4 emulated hosts (scripts/cloud/mpirun.sh)"
+else
+  start_native=("$launcher" "${ranks[@]}")
+  start_lib=("$here/optireduce-run" "$launcher" "${ranks[@]}")
+  where="4 local ranks"
 fi
 
 help=$("$launcher" "${single[@]}" "$osu" -h 2>&1) || die "'$osu -h' failed: $help"
@@ -89,32 +145,58 @@ run() {
   }
 }
 
-echo "osu-compare.sh: $osu ($version), 4 ranks, ${osu_args[*]} $*"
-run native "1/3 native: $(basename -- "$launcher") without optireduce" \
-  "$launcher" "${ranks[@]}" "$osu" "${osu_args[@]}" "$@"
-export OPTIREDUCE_MODE=exact OPTIREDUCE_MIN_BYTES=0
-run optireduce "2/3 optireduce: OPTIREDUCE_MODE=exact OPTIREDUCE_MIN_BYTES=0" \
-  "$here/optireduce-run" "$launcher" "${ranks[@]}" "$osu" "${osu_args[@]}" "$@"
-run validated "3/3 optireduce with OSU validation (-c)" \
-  "$here/optireduce-run" "$launcher" "${ranks[@]}" "$osu" "${osu_args[@]}" -c "$@"
+# With --defaults the library decides for itself, but what the caller set still matters to
+# anyone reading the result, so the header names every OPTIREDUCE_* variable the ranks get.
+if ((defaults)); then
+  settings="library defaults (OPTIREDUCE_MODE and OPTIREDUCE_MIN_BYTES not forced)"
+else
+  export OPTIREDUCE_MODE=exact OPTIREDUCE_MIN_BYTES=0
+  settings="OPTIREDUCE_MODE=exact OPTIREDUCE_MIN_BYTES=0"
+fi
+others=""
+while IFS= read -r name; do
+  case "$name" in
+    OPTIREDUCE_LIB) continue ;;
+    OPTIREDUCE_MODE | OPTIREDUCE_MIN_BYTES) ((defaults)) || continue ;;
+  esac
+  others+=" $name=${!name}"
+done < <(compgen -e | grep '^OPTIREDUCE_' || true)
+[[ -z $others ]] || settings+=", from the environment:$others"
+total=$((validate ? 3 : 2))
+
+echo "osu-compare.sh: $osu ($version), $where, ${osu_args[*]} $*; optireduce: $settings"
+run native "1/$total native: $(basename -- "$launcher") without optireduce" \
+  "${start_native[@]}" "$osu" "${osu_args[@]}" "$@"
+run optireduce "2/$total optireduce: $settings" \
+  "${start_lib[@]}" "$osu" "${osu_args[@]}" "$@"
+if ((validate)); then
+  run validated "3/3 optireduce with OSU validation (-c)" \
+    "${start_lib[@]}" "$osu" "${osu_args[@]}" -c "$@"
+else
+  : >"$out/validated"
+fi
 
 # OSU rows: size in column 1, average latency in column 2, "Pass"/"Fail" last with -c; comment
 # and error lines do not start with a number.
 printf '\n=== Average latency (us), column 2 of each table; Ratio = optireduce / native\n'
-awk '
-  FNR == 1 { file++ }
+awk -v validate="$validate" '
+  FNR == 1 { file = (FILENAME == ARGV[1]) ? 1 : (FILENAME == ARGV[2]) ? 2 : 3 }
   $1 !~ /^[0-9]+$/ { next }
   file == 1 { native[$1] = $2; order[++n] = $1 }
   file == 2 { opt[$1] = $2 }
   file == 3 { valid[$1] = $NF }
   END {
-    printf "%-10s%16s%16s%10s%14s\n", "# Size", "native", "optireduce", "Ratio", "Validation"
+    printf "%-10s%16s%16s%10s", "# Size", "native", "optireduce", "Ratio"
+    if (validate) printf "%14s", "Validation"
+    printf "\n"
     for (i = 1; i <= n; i++) {
       s = order[i]
       o = (s in opt) ? opt[s] : "-"
       r = (s in opt && native[s] > 0) ? sprintf("%.3f", opt[s] / native[s]) : "-"
       v = (s in valid) ? valid[s] : "-"
-      printf "%-10s%16s%16s%10s%14s\n", s, native[s], o, r, v
+      printf "%-10s%16s%16s%10s", s, native[s], o, r
+      if (validate) printf "%14s", v
+      printf "\n"
     }
   }' "$out/native" "$out/optireduce" "$out/validated"
 exit "$failed"
