@@ -12,6 +12,7 @@ readonly ORDEMO_STATE=/run/${ORDEMO_PREFIX}          # cluster size, MTU, curren
 readonly ORDEMO_UTS=${ORDEMO_STATE}/uts              # one persistent UTS namespace per host
 readonly ORDEMO_LOSS_CHAIN=ORDEMO_LOSS               # iptables chain inside each host namespace
 readonly ORDEMO_MAX_HOSTS=200
+readonly ORDEMO_BACKLOG=10000                        # net.core.netdev_max_backlog while up (up.sh)
 # MTU of every link (up.sh --mtu): 1500, the usual cloud default, or jumbo frames (9000; AWS
 # uses 9001 inside a VPC, GCP allows up to 8896). 9216 is the usual switch maximum.
 readonly ORDEMO_DEFAULT_MTU=1500 ORDEMO_MIN_MTU=576 ORDEMO_MAX_MTU=9216

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # down.sh: remove the emulated cloud built by up.sh: its processes, namespaces (with their
-# veths, bridge, qdiscs and iptables rules), UTS namespaces, /etc/netns entries and state.
+# veths, bridge, qdiscs and iptables rules), UTS namespaces, /etc/netns entries and state, and
+# put net.core.netdev_max_backlog back.
 # Idempotent; safe to run when nothing is up. Touches only ordemo-* objects.
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
@@ -44,6 +45,10 @@ if [[ -d $ORDEMO_UTS ]]; then
     umount "$f" 2>/dev/null || true
   done
   umount "$ORDEMO_UTS" 2>/dev/null || true
+fi
+# The one machine-wide setting up.sh changed.
+if [[ -r $ORDEMO_STATE/netdev_max_backlog ]]; then
+  sysctl -qw net.core.netdev_max_backlog="$(cat "$ORDEMO_STATE/netdev_max_backlog")" || true
 fi
 rm -rf "$ORDEMO_STATE"
 rm -rf /etc/netns/"$ORDEMO_PREFIX"-*
