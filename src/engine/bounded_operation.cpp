@@ -194,7 +194,12 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
         if (map.all_tails()) {
             // Every sender's last datagrams are here, so the rest of what is missing was lost,
             // not late: once the link has been quiet a while, waiting longer buys nothing.
-            const Clock::time_point quiet_until = after_ms(rx_.last_arrival[phase], quiet_ms);
+            // At least a tenth of the time the phase has run: before the first operations of a
+            // size have taught the controller its usual time, its quiet time is a guess
+            // (0.05 ms), and a sender's last runs may still be on their way behind its tails.
+            const double ran_ms = ms_between(start, rx_.last_arrival[phase]);
+            const Clock::time_point quiet_until =
+                after_ms(rx_.last_arrival[phase], std::max(quiet_ms, DeadlineController::kQuietFraction * ran_ms));
             if (now >= quiet_until) {
                 how = Close::early;
                 break;
@@ -404,14 +409,17 @@ void BoundedOperation::estimate_error() {
 }
 
 void BoundedOperation::learn() {
-    // Our loss hint for the peers' pacing: what a longer deadline or slower senders could have
-    // saved, so streams of peers we never heard from (stragglers) do not count.
-    std::uint64_t heard = 0, got = 0;
+    // Our loss hint for the peers' pacing: what slower senders could have saved, i.e. holes in
+    // the streams we heard (a buffer or a queue that overflowed, or a lossy link, which the
+    // pacer learns to tell apart). A stream cut short by the deadline misses its end, not its
+    // middle: lateness is the deadline's business, and slowing the sender would only make it
+    // later. Streams of peers we never heard from (stragglers) do not count either.
+    std::uint64_t heard = 0, holes = 0;
     for (const ChunkBitmap &m : rx_.map) {
         heard += m.expected_from_heard();
-        got += m.received_total();
+        for (int s = 0; s < comm_.size; ++s) holes += m.holes(static_cast<std::size_t>(s));
     }
-    const double loss = heard ? 1.0 - static_cast<double>(got) / static_cast<double>(heard) : 0.0;
+    const double loss = heard ? static_cast<double>(holes) / static_cast<double>(heard) : 0.0;
     b_.loss_hint = static_cast<std::uint8_t>(std::min(255.0, std::ceil(loss * 255.0)));
     const double target = context().config.target_loss;
     for (int p = 0; p < comm_.size; ++p) {

@@ -53,6 +53,18 @@ public:
         return true;
     }
 
+    // Chunks of `sender` missing below the highest one that arrived: lost in the network or an
+    // overflowing buffer, where a stream cut short by the deadline misses its end instead.
+    std::uint32_t holes(std::size_t sender) const {
+        std::uint32_t top = 0, seen = 0;
+        for (std::uint32_t c = 0; c < chunks_[sender]; ++c)
+            if (test(sender, c)) {
+                top = c + 1;
+                ++seen;
+            }
+        return top - seen;
+    }
+
     bool complete() const { return received_total_ == expected_; }
     // Every sender that has anything to send has delivered its last datagram.
     bool all_tails() const { return tails_ == senders_; }

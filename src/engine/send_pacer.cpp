@@ -7,6 +7,7 @@ namespace optireduce {
 void SendPacer::update(int peer, double reported_loss, double target_loss, double achieved) {
     Peer &p = peers_[static_cast<std::size_t>(peer)];
     p.floor *= kFloorDecay;
+    p.best = std::max(p.best, achieved);
     if (p.loss_at_cut >= 0) {
         const bool helped = reported_loss < kHelped * p.loss_at_cut;
         if (!helped) {
@@ -22,7 +23,7 @@ void SendPacer::update(int peer, double reported_loss, double target_loss, doubl
         p.rate_before_cut = p.rate;
         p.loss_at_cut = reported_loss;
         const double base = p.rate > 0 ? std::min(p.rate, achieved) : achieved;
-        p.rate = std::max(base * kDecrease, kFloorBytesPerS);
+        p.rate = std::max(base * kDecrease, std::max(kFloorBytesPerS, kFloorOfBest * p.best));
     } else if (p.rate > 0) {
         p.rate *= kIncrease;
         if (achieved > 0 && p.rate > kUnpacedAbove * achieved) p.rate = 0;

@@ -20,6 +20,10 @@ class SendPacer {
 public:
     static constexpr double kDecrease = 0.7, kIncrease = 1.15;
     static constexpr double kFloorBytesPerS = 5e6;  // never slower than 40 Mbit/s
+    // Nor slower than this share of the best rate achieved to that peer: a cut is a test of
+    // whether slower is cleaner, and a few of them in a row must not strand a 1 Gbit/s path
+    // at 40 Mbit/s for the hundreds of operations it takes to climb back.
+    static constexpr double kFloorOfBest = 0.25;
     static constexpr double kUnpacedAbove = 4.0;    // x the achieved rate: the limit is moot
     static constexpr double kHelped = 0.7;          // a cut helped if loss fell below this share
     static constexpr double kFloorMargin = 2.0;     // loss must exceed the floor this much
@@ -41,6 +45,7 @@ private:
         double floor = 0;
         double loss_at_cut = -1;  // >= 0: the last update cut the rate, at this loss
         double rate_before_cut = 0;
+        double best = 0;  // highest rate achieved
     };
     std::vector<Peer> peers_;
 };

@@ -30,24 +30,30 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
       burst_(ep_.run_datagrams(wire::kHeaderBytes + b.floats_per_datagram * sizeof(float))),
       dup_(context().config.fault_duplicate),
       bytes_(bytes),
-      seconds_(seconds),
-      start_(Clock::now()) {}
+      seconds_(seconds) {}
 
 void StreamSender::add_stream(int peer, const float *src, std::size_t len) {
-    Stream s{peer, src, len, static_cast<std::uint32_t>(segment_count(len, F_)), {}, 0, {}, {},
+    Stream s{peer, src, len, static_cast<std::uint32_t>(segment_count(len, F_)), {}, 0, {}, {}, 0,
              std::vector<std::byte>(burst_ * wire::kHeaderBytes)};
     s.order.reserve(s.chunks);
     streams_.push_back(std::move(s));
 }
 
+void StreamSender::make_ready(Stream &s, std::uint32_t c, Clock::time_point now) {
+    if (s.sent == s.order.size()) s.pending_since = now;
+    s.order.push_back(c);
+}
+
 void StreamSender::all_ready() {
+    const Clock::time_point now = Clock::now();
     for (Stream &s : streams_)
-        for (std::uint32_t c = static_cast<std::uint32_t>(s.order.size()); c < s.chunks; ++c) s.order.push_back(c);
+        for (std::uint32_t c = static_cast<std::uint32_t>(s.order.size()); c < s.chunks; ++c) make_ready(s, c, now);
 }
 
 void StreamSender::ready(std::uint32_t c) {
+    const Clock::time_point now = Clock::now();
     for (Stream &s : streams_)
-        if (c < s.chunks) s.order.push_back(c);
+        if (c < s.chunks) make_ready(s, c, now);
 }
 
 bool StreamSender::has_ready() const {
@@ -58,6 +64,13 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run) {
     const std::uint32_t first = s.order[s.sent];
     std::uint32_t count = 1;
     while (count < burst_ && s.sent + count < s.order.size() && s.order[s.sent + count] == first + count) ++count;
+    // The tail datagrams go out together, in the stream's last run: a run that would carry
+    // only some of them stops before them. Otherwise (46 chunks in runs of 44: the tail in the
+    // first run, two chunks in the next round) the receiver sees a tail, waits its quiet time
+    // and closes while the rest is still being sent.
+    const std::uint32_t tail_from = s.chunks - tail_chunks(s.chunks);
+    const auto end = static_cast<std::uint32_t>(s.sent) + count;
+    if (end > tail_from && end < s.chunks && s.sent < tail_from) count = tail_from - static_cast<std::uint32_t>(s.sent);
     for (std::uint32_t i = 0; i < count; ++i) {
         const std::uint32_t c = first + i;
         header_.chunk = c;
@@ -117,15 +130,20 @@ std::string StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
         if (const double rate = b_.pacer.rate(s.peer); rate > 0)
             s.next_time = std::max(s.next_time, now) + std::chrono::duration_cast<Clock::duration>(
                                                            std::chrono::duration<double>(static_cast<double>(bytes) / rate));
-        s.last_send = after;
+        if (s.sent == s.order.size()) s.busy_s += std::chrono::duration<double>(after - s.pending_since).count();
     }
     return {};
 }
 
 void StreamSender::finish() {
-    for (const Stream &s : streams_)
-        if (s.last_send > start_)
-            seconds_[static_cast<std::size_t>(s.peer)] += std::chrono::duration<double>(s.last_send - start_).count();
+    const Clock::time_point now = Clock::now();
+    for (Stream &s : streams_) {
+        // Still waiting at the limit: that wait was sending time too.
+        if (s.sent < s.order.size()) s.busy_s += std::chrono::duration<double>(now - s.pending_since).count();
+        seconds_[static_cast<std::size_t>(s.peer)] += s.busy_s;
+        s.busy_s = 0;
+        s.pending_since = now;
+    }
     bump(process_stats().datagrams_sent, sent_);
     sent_ = 0;
 }

@@ -48,7 +48,8 @@ public:
     std::string send_all(Clock::time_point limit, Drain &&drain);
 
     bool has_ready() const;  // ready chunks not sent yet
-    // Ends the phase: each stream's time from the phase start to its last send is accounted.
+    // Ends the phase: each stream's sending time is accounted (the time it had ready chunks
+    // not sent yet: an all-gather stream waiting for chunks to be reduced is not slow).
     void finish();
 
 private:
@@ -59,12 +60,15 @@ private:
         std::uint32_t chunks;
         std::vector<std::uint32_t> order;  // ready chunks in the order they go out
         std::size_t sent = 0;              // of order
-        Clock::time_point next_time{}, last_send{};
+        Clock::time_point next_time{};
+        Clock::time_point pending_since{};  // ready chunks waiting since then (sent < order)
+        double busy_s = 0;                 // time with ready chunks waiting, closed intervals
         std::vector<std::byte> headers;  // of the run in flight
     };
     // The ready chunks of `s` from its next unsent one that are consecutive: one run, contiguous
     // payload. Fills its headers; returns how many.
     std::uint32_t build_run(Stream &s, DgramRun &run);
+    static void make_ready(Stream &s, std::uint32_t c, Clock::time_point now);
 
     CommState::Bounded &b_;
     DgramEndpoint &ep_;
@@ -75,7 +79,6 @@ private:
     std::vector<std::uint64_t> &bytes_;
     std::vector<double> &seconds_;
     std::vector<Stream> streams_;
-    Clock::time_point start_;
     std::uint64_t sent_ = 0;
     // Scratch of one round.
     std::vector<DgramRun> runs_;

@@ -36,6 +36,20 @@ TEST(ChunkBitmap, CountsArrivalsRejectsDuplicatesAndTracksTails) {
     EXPECT_FALSE(m.test(0, 2));
 }
 
+// Holes are what is missing below the highest chunk that arrived; a missing end is not one.
+TEST(ChunkBitmap, HolesAreGapsNotAMissingEnd) {
+    ChunkBitmap m;
+    const std::uint32_t chunks[] = {0, 10};
+    m.reset(chunks);
+    EXPECT_EQ(m.holes(1), 0u);  // nothing yet
+    for (std::uint32_t c : {0u, 1u, 2u, 3u}) m.set(1, c, false);
+    EXPECT_EQ(m.holes(1), 0u);  // cut short: 6 missing at the end
+    m.set(1, 6, false);
+    EXPECT_EQ(m.holes(1), 2u);  // 4 and 5
+    m.set(1, 9, true);
+    EXPECT_EQ(m.holes(1), 4u);  // 4, 5, 7, 8
+}
+
 TEST(SendPacer, BacksOffOnOverloadLossAndRecoversToUnpaced) {
     SendPacer p(3);
     EXPECT_EQ(p.rate(1), 0);  // unpaced at first
@@ -72,6 +86,14 @@ TEST(SendPacer, RandomLossIsLearntAsTheFloorAndNotPacedFor) {
     // Overload on top of the floor (5% now) is still paced for.
     p.update(1, 0.05, 0.001, 1e8);
     EXPECT_DOUBLE_EQ(p.rate(1), 0.7e8);
+}
+
+TEST(SendPacer, NeverBelowAQuarterOfTheBestRateAchieved) {
+    SendPacer p(2);
+    p.update(1, 0.0, 0.001, 1e8);  // 800 Mbit/s achieved once
+    double loss = 0.5;
+    for (int i = 0; i < 10; ++i, loss *= 0.6) p.update(1, loss, 0.001, 1e7);  // each cut helps
+    EXPECT_DOUBLE_EQ(p.rate(1), 0.25e8);
 }
 
 TEST(SendPacer, NeverBelowTheFloorRate) {
