@@ -427,6 +427,9 @@ void BoundedOperation::learn() {
         const auto i = static_cast<std::size_t>(p);
         const double achieved = send_seconds_[i] > 0 ? static_cast<double>(sent_bytes_[i]) / send_seconds_[i] : 0;
         b_.pacer.update(p, rx_.loss_hint[i] / 255.0, target, achieved);
+        OPTIREDUCE_LOG(debug, "op %u pacing to rank %d: reported loss %.4f, achieved %.1f MB/s, rate now %.1f MB/s%s",
+                       seq_, p, rx_.loss_hint[i] / 255.0, achieved / 1e6, b_.pacer.rate(p) / 1e6,
+                       b_.pacer.rate(p) > 0 ? "" : " (unpaced)");
     }
 }
 

@@ -48,7 +48,11 @@ std::vector<LocalAddress> local_addresses(const std::string &iface_list, std::st
     const std::vector<std::string> wanted = split(iface_list);
     std::vector<LocalAddress> all, picked, loopback;
     for (ifaddrs *i = raw; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
+        // Up and running: an interface without carrier (a docker0 with no container) would be
+        // published, and a peer with the same private subnet would send into its own bridge.
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
+            !(i->ifa_flags & IFF_RUNNING))
+            continue;
         LocalAddress a{i->ifa_name, reinterpret_cast<sockaddr_in *>(i->ifa_addr)->sin_addr, {}};
         if (i->ifa_netmask) a.netmask = reinterpret_cast<sockaddr_in *>(i->ifa_netmask)->sin_addr;
         all.push_back(a);

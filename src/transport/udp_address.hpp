@@ -24,7 +24,7 @@ struct LocalAddress {
     in_addr netmask{};
 };
 
-// The IPv4 addresses of the interfaces that are up. `iface_list` (comma-separated names) keeps
+// The IPv4 addresses of the interfaces that are up and running. `iface_list` (comma-separated names) keeps
 // only those; empty keeps every non-loopback one, or loopback alone on a host without any.
 // On a bad list returns nothing and says why in *error (naming the interfaces that exist).
 std::vector<LocalAddress> local_addresses(const std::string &iface_list, std::string *error);

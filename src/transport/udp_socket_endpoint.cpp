@@ -130,12 +130,12 @@ void UdpSocketEndpoint::size_buffers() {
     getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf_, &vl);
     vl = sizeof sndbuf_;
     getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf_, &vl);
-    if (rcvbuf_ < kWarnRcvbuf)
+    if (rcvbuf_ / 2 < kWarnRcvbuf)
         OPTIREDUCE_LOG(warn,
                        "kernel UDP channel: the kernel granted a %d KiB receive buffer instead of %d MiB; "
                        "bursts that arrive while this rank is busy will be lost. Raise the limit, e.g. "
                        "sysctl -w net.core.rmem_max=%d",
-                       rcvbuf_ / 1024, kWantRcvbuf >> 20, kWantRcvbuf);
+                       rcvbuf_ / 2 / 1024, kWantRcvbuf >> 20, kWantRcvbuf);
 }
 
 std::string UdpSocketEndpoint::describe() const {
@@ -148,8 +148,8 @@ std::string UdpSocketEndpoint::describe() const {
     return "kernel UDP channel on port " + std::to_string(port_) + " of " + where + ": GSO " + gso_note_ + ", GRO " +
            gro_note_ + ", datagrams up to " + std::to_string(udp::datagram_for_mtu(65536, mtu_cap_)) +
            " bytes (less where the path MTU is), " +
-           "socket buffers " + std::to_string(rcvbuf_ / 1024) + " KiB receive, " + std::to_string(sndbuf_ / 1024) +
-           " KiB send";
+           "socket buffers " + std::to_string(rcvbuf_ / 2 / 1024) + " KiB receive, " +
+           std::to_string(sndbuf_ / 2 / 1024) + " KiB send (granted)";
 }
 
 bool UdpSocketEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,

@@ -44,6 +44,7 @@ KernelChannelFacts probe_kernel_channel(const Config &config) {
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
     socklen_t len = sizeof k.rcvbuf;
     getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &k.rcvbuf, &len);
+    k.rcvbuf /= 2;  // the kernel reports twice what it grants (its bookkeeping overhead)
     ::close(fd);
     return k;
 }
