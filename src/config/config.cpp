@@ -69,7 +69,7 @@ constexpr std::array kKnobs{
              "bounded mode: the adaptive deadline of a phase never goes above this, except for "
              "messages whose data alone take longer to arrive (then twice their measured "
              "completion time); also the deadline of the first operations of each size, which "
-             "calibrate it"},
+             "calibrate it (more where a smaller calibrated size, scaled up, needs more)"},
     KnobSpec{"OPTIREDUCE_TIMEOUT_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
              "bounded mode: 0 adapts the deadline to the job; a positive value pins every "
              "phase's deadline to this many milliseconds"},

@@ -16,7 +16,18 @@ const DeadlineController::State *DeadlineController::find(std::size_t bytes, int
 double DeadlineController::deadline_ms(std::size_t bytes, int phase) const {
     if (s_.fixed_ms > 0) return s_.fixed_ms;
     const State *st = find(bytes, phase);
-    if (!st || st->observed < kCalibrationOps) return s_.max_ms;
+    if (!st || st->observed < kCalibrationOps) {
+        // Calibrating. A larger message than any seen takes longer in proportion where the link
+        // is the limit: the largest calibrated smaller size, scaled up, keeps a 64 MiB message
+        // that follows 16 MiB ones from losing its tail to max_ms while it learns.
+        for (auto it = states_.lower_bound({size_class(bytes), phase}); it != states_.begin();) {
+            --it;
+            if (it->first.second != phase || it->second.observed < kCalibrationOps) continue;
+            const double scaled = std::ldexp(it->second.expected_ms, size_class(bytes) - it->first.first);
+            return std::max(s_.max_ms, kCeilingOverExpected * scaled);
+        }
+        return s_.max_ms;
+    }
     // A phase whose data alone take longer than max_ms to arrive (64 MiB over 1 Gbit/s) would
     // lose its tail every time: there the ceiling is a multiple of the completion time instead.
     const double ceiling = std::max(s_.max_ms, kCeilingOverExpected * st->expected_ms);

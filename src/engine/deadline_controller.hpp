@@ -38,7 +38,8 @@ struct PhaseOutcome {
 
 class DeadlineController {
 public:
-    static constexpr int kCalibrationOps = 3;   // deadline = max_ms while learning
+    // Deadline while learning: max_ms, or more for a message larger than a calibrated one.
+    static constexpr int kCalibrationOps = 3;
     static constexpr double kSmoothing = 0.25;  // weight of the newest sample: reacts in ~3 ops
     static constexpr double kDeviations = 4;    // as TCP's RTO = srtt + 4 rttvar
     static constexpr double kMinMultiple = 1.0, kMaxMultiple = 8.0;
