@@ -2,7 +2,9 @@
 
 #include <hwloc.h>
 
+#include <chrono>
 #include <memory>
+#include <thread>
 
 namespace optireduce {
 namespace {
@@ -85,7 +87,15 @@ void ProgressThread::run() {
         router_.on_datagram(d, src);
     };
     while (!stop_.load(std::memory_order_relaxed)) {
-        if (ep_.poll(sink) > 0) continue;
+        const int got = ep_.poll(sink);
+        if (got > 0) continue;
+        if (got < 0) {
+            // An operation's thread is draining: the socket stays readable until it is done, so
+            // waiting in it would return at once, again and again (a spinning core, on hosts
+            // whose cores the ranks and the kernel need: 4 MiB on 4 local ranks took 4x as long).
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            continue;
+        }
         // Nothing waiting: sleep in the kernel until a datagram comes (or wake() for shutdown).
         ep_.wait(-1);
     }
