@@ -339,11 +339,12 @@ void BoundedOperation::finish_phase(int phase, Close how) {
         const std::size_t len = rx_.length[phase][i];
         expected += len;
         if (map.received(i) == map.chunks(i)) continue;
+        const bool listing = log_enabled(LogLevel::debug);
         std::string missing;  // for the debug log: which chunks, e.g. a whole run
         for (std::uint32_t c = 0; c < map.chunks(i); ++c)
             if (!map.test(i, c)) {
                 lost += segment_of(len, F, c).count;
-                if (missing.size() < 120) missing += " " + std::to_string(c);
+                if (listing && missing.size() < 120) missing += " " + std::to_string(c);
             }
         OPTIREDUCE_LOG(debug, "op %u phase %d: from rank %d missing %u of %u chunks:%s", seq_, phase + 1, s,
                        map.chunks(i) - map.received(i), map.chunks(i), missing.c_str());
