@@ -109,6 +109,14 @@ public:
     bool readable() const;
     // Exchanges HelloMsg; false, and a message in *error, for a peer of another build.
     bool hello(std::string *error);
+    // The client's side of one channel's setup: sends `setup`, reads the server's answer into
+    // `ready`; false, and the server's reason in *error, when it cannot serve the channel.
+    bool setup(const SetupMsg &setup, ReadyMsg &ready, std::string *error) {
+        send(setup);
+        recv(ready);
+        if (!ready.ok) *error = std::string("server: ") + ready.text;
+        return ready.ok;
+    }
 
 private:
     [[noreturn]] static void lost();

@@ -43,13 +43,8 @@ Row run_dgram(Control &control, const Channel &channel, const Settings &settings
     copy_text(setup.channel, channel.name);
     setup.mtu = settings.mtu;
     setup.name = ep->name();
-    control.send(setup);
     ReadyMsg ready{};
-    control.recv(ready);
-    if (!ready.ok) {
-        row.error = std::string("server: ") + ready.text;
-        return row;
-    }
+    if (!control.setup(setup, ready, &row.error)) return row;
     // From here on the server waits for a StartMsg; a count of 0 tells it we cannot go on.
     const auto cancel = [&](std::string why) {
         control.send(StartMsg{0, 0, 0});

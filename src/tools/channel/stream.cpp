@@ -28,13 +28,8 @@ Row run_stream(Control &control, const Settings &settings) {
     row.stream = true;
     SetupMsg setup{};
     copy_text(setup.channel, row.channel);
-    control.send(setup);
     ReadyMsg ready{};
-    control.recv(ready);
-    if (!ready.ok) {
-        row.error = std::string("server: ") + ready.text;
-        return row;
-    }
+    if (!control.setup(setup, ready, &row.error)) return row;
     // The data goes to the address the control link reached, on the port the server opened.
     sockaddr_in to = control.peer();
     to.sin_port = htons(ready.port);
