@@ -13,10 +13,12 @@
 #include "transport/dgram_endpoint.hpp"
 #include "transport/wire_header.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace optireduce {
