@@ -128,7 +128,7 @@ std::string BoundedOperation::run() {
     StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
     for (int k = 1; k < comm_.size; ++k)
         gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
-    const Close close1 = wait_phase(0, start1, deadline1, b_.deadlines.quiet_ms(bytes, 1), &gather);
+    const Close close1 = wait_phase(0, start1, deadline1, &gather);
     finish_phase(0, close1);
     if (std::string e = pipeline_error_; !e.empty()) return e;
     reduce_own_shard(gather);
@@ -138,7 +138,7 @@ std::string BoundedOperation::run() {
     gather.set_shard_error(own_shard_error_);
     if (std::string e = gather.send_all(after_ms(start2, send_limit_ms), drain_fn); !e.empty()) return e;
     gather.finish();
-    const Close close2 = wait_phase(1, start2, deadline2, b_.deadlines.quiet_ms(bytes, 2), nullptr);
+    const Close close2 = wait_phase(1, start2, deadline2, nullptr);
     router_.close_op(b_.key, &rx_);
     finish_phase(1, close2);
     fill_and_copy_out();
@@ -165,7 +165,7 @@ int BoundedOperation::drain() {
 }
 
 BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_point start, Clock::time_point deadline,
-                                                     double quiet_ms, StreamSender *gather) {
+                                                     StreamSender *gather) {
     const ChunkBitmap &map = rx_.map[phase];
     // The waiting thread drains the endpoint itself: it is on a core already, while the progress
     // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
@@ -194,12 +194,9 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
         if (map.all_tails()) {
             // Every sender's last datagrams are here, so the rest of what is missing was lost,
             // not late: once the link has been quiet a while, waiting longer buys nothing.
-            // At least a tenth of the time the phase has run: before the first operations of a
-            // size have taught the controller its usual time, its quiet time is a guess
-            // (0.05 ms), and a sender's last runs may still be on their way behind its tails.
-            const double ran_ms = ms_between(start, rx_.last_arrival[phase]);
-            const Clock::time_point quiet_until =
-                after_ms(rx_.last_arrival[phase], std::max(quiet_ms, DeadlineController::kQuietFraction * ran_ms));
+            const double quiet_ms =
+                b_.deadlines.quiet_ms(n_ * sizeof(float), phase + 1, ms_between(start, rx_.last_arrival[phase]));
+            const Clock::time_point quiet_until = after_ms(rx_.last_arrival[phase], quiet_ms);
             if (now >= quiet_until) {
                 how = Close::early;
                 break;
@@ -234,17 +231,13 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
 }
 
 void BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready) {
-    const int N = comm_.size;
     const std::size_t F = b_.floats_per_datagram;
     std::vector<const float *> &terms = pipe_terms_;
     for (const std::uint32_t c : ready) {
-        // Every contribution is in (the router counted them under its lock, before handing the
-        // chunk over), so the terms are known without reading the map it still writes.
+        // Every contribution is in: the router counted them under its lock before handing the
+        // chunk over.
         const Range g = segment_of(own_.count, F, c);
-        terms.clear();
-        for (int s = 0; s < N; ++s)
-            terms.push_back(s == comm_.rank ? wire_ + own_.offset + g.offset
-                                            : incoming_ + static_cast<std::size_t>(s) * own_.count + g.offset);
+        chunk_terms(c, g, terms, nullptr, /*all_in=*/true);
         sum_in_order(terms, result_ + own_.offset + g.offset, g.count);
         reduced_[c] = 1;
         gather.ready(c);
@@ -289,7 +282,7 @@ void BoundedOperation::reduce_own_shard(StreamSender &gather) {
 }
 
 void BoundedOperation::chunk_terms(std::uint32_t c, const Range &g, std::vector<const float *> &terms,
-                                   std::vector<const float *> *peers) const {
+                                   std::vector<const float *> *peers, bool all_in) const {
     const ChunkBitmap &map = rx_.map[0];
     terms.clear();
     if (peers) peers->clear();
@@ -297,7 +290,7 @@ void BoundedOperation::chunk_terms(std::uint32_t c, const Range &g, std::vector<
         const auto i = static_cast<std::size_t>(s);
         if (s == comm_.rank) {
             terms.push_back(wire_ + own_.offset + g.offset);
-        } else if (map.test(i, c)) {
+        } else if (all_in || map.test(i, c)) {
             terms.push_back(incoming_ + i * own_.count + g.offset);
             if (peers) peers->push_back(terms.back());
         }

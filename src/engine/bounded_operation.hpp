@@ -56,8 +56,7 @@ private:
     int drain();  // DgramEndpoint::poll into the router
     // Waits for the phase to close. In the reduce-scatter, `gather` gets each chunk of our shard
     // whose contributions are all in, reduced, and sends it on (pipelined phases).
-    Close wait_phase(int phase, Clock::time_point start, Clock::time_point deadline, double quiet_ms,
-                     StreamSender *gather);
+    Close wait_phase(int phase, Clock::time_point start, Clock::time_point deadline, StreamSender *gather);
     void pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
     // The chunks of our shard not reduced while the phase ran, estimated where contributions
     // are missing; each is handed to `gather`.
@@ -67,9 +66,10 @@ private:
     void estimate_error();
     double sigma2();  // the between-rank spread of our shard's contributions, sampled lazily
     // The contributions we hold for chunk c (elements g) of our shard, in rank order, ours at
-    // our rank; `peers`, where given, gets the peers' that arrived alone.
+    // our rank; `peers`, where given, gets the peers' that arrived alone. `all_in`: every peer's
+    // has arrived, so the map (which the router may still be writing) is not read.
     void chunk_terms(std::uint32_t c, const Range &g, std::vector<const float *> &terms,
-                     std::vector<const float *> *peers) const;
+                     std::vector<const float *> *peers, bool all_in = false) const;
     void learn();
 
     CommState &comm_;

@@ -39,11 +39,11 @@ double DeadlineController::expected_ms(std::size_t bytes, int phase) const {
     return st ? st->expected_ms : 0;
 }
 
-double DeadlineController::quiet_ms(std::size_t bytes, int phase) const {
+double DeadlineController::quiet_ms(std::size_t bytes, int phase, double ran_ms) const {
     const State *st = find(bytes, phase);
     // Before anything is known, a silence of a tenth of the minimum deadline.
     const double base = st && st->expected_ms > 0 ? st->expected_ms : s_.min_ms;
-    return std::max(kQuietFraction * base, s_.quiet_floor_ms);
+    return std::max({kQuietFraction * base, kQuietFraction * ran_ms, s_.quiet_floor_ms});
 }
 
 void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcome &o) {

@@ -55,8 +55,12 @@ public:
     double deadline_ms(std::size_t bytes, int phase) const;
     // Expected completion time (0 before the first observation): what the sender advertises.
     double expected_ms(std::size_t bytes, int phase) const;
-    // Silence after which a phase whose every sender's tail arrived closes early.
-    double quiet_ms(std::size_t bytes, int phase) const;
+    // Silence after which a phase whose every sender's tail arrived closes early, when its
+    // last datagram came `ran_ms` after it started: a fraction of the expected time, and at
+    // least that fraction of `ran_ms` (before the first operations of a size have taught the
+    // controller its usual time, the expected one is a guess, and a sender's last runs may
+    // still be on their way behind its tails).
+    double quiet_ms(std::size_t bytes, int phase, double ran_ms) const;
     void observe(std::size_t bytes, int phase, const PhaseOutcome &o);
     // Datagrams of a closed phase that arrived just after its deadline (within one more
     // deadline): the deadline was a little short. This is the only loss signal when a stream is

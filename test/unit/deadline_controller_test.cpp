@@ -121,7 +121,12 @@ TEST(DeadlineController, LargerSizesCalibrateFromSmallerOnes) {
 
 TEST(DeadlineController, QuietWindowIsAFractionOfTheExpectedTime) {
     const DeadlineController c = calibrated(10);
-    EXPECT_NEAR(c.quiet_ms(kBytes, 1), 1.0, 0.1);
+    EXPECT_NEAR(c.quiet_ms(kBytes, 1, 0), 1.0, 0.1);
+    // A phase that has run longer than usual waits a tenth of that instead.
+    EXPECT_NEAR(c.quiet_ms(kBytes, 1, 50), 5.0, 1e-9);
+    // A size not seen yet: a tenth of the minimum deadline, or of the time the phase ran.
+    EXPECT_NEAR(c.quiet_ms(kBytes * 64, 1, 0), 0.05, 1e-9);
+    EXPECT_NEAR(c.quiet_ms(kBytes * 64, 1, 30), 3.0, 1e-9);
     EXPECT_NEAR(c.expected_ms(kBytes, 1), 10, 0.5);
 }
 
