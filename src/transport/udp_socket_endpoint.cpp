@@ -1,7 +1,7 @@
 #include "transport/udp_socket_endpoint.hpp"
 
 #include "telemetry/log.hpp"
-#include "transport/udp_offload.hpp"
+#include "transport/udp_socket_options.hpp"
 
 #include <rdma/fi_errno.h>
 
@@ -27,15 +27,6 @@ constexpr std::size_t kMaxGsoBytes = 65535 - 28;
 constexpr std::size_t kRunWithoutGso = 16;
 // Messages per recvmmsg: with GRO each buffer holds up to 64 KiB of coalesced datagrams.
 constexpr std::size_t kRxBatchGro = 16, kRxBatch = 64;
-// Socket buffers. Receive: what arrives from every peer while this rank is descheduled for a
-// few milliseconds at 10 Gbit/s. Send: what the kernel holds for us until the device takes it.
-// The queue in front of a device (a NIC's 1000 packets, about 1.5 MB at MTU 1500) drops what
-// does not fit, silently for UDP, and a segmented send is charged about its length (64 KiB per
-// send, not the several KiB per packet of single datagrams): the kernel doubles this request,
-// and 1 MiB in flight stays below that queue, so a full queue pushes back (EAGAIN) instead.
-constexpr int kWantRcvbuf = 32 << 20, kWarnRcvbuf = 4 << 20;
-constexpr int kWantSndbuf = 512 << 10;
-
 std::uint64_t source_key(const sockaddr_in &a) {
     return static_cast<std::uint64_t>(a.sin_addr.s_addr) << 16 | a.sin_port;
 }
@@ -119,23 +110,13 @@ std::unique_ptr<UdpSocketEndpoint> UdpSocketEndpoint::open(const DgramOptions &o
 }
 
 void UdpSocketEndpoint::size_buffers() {
-    const int fd = sock_.get();
-    // SO_*BUFFORCE passes the rmem_max / wmem_max caps with CAP_NET_ADMIN; otherwise the capped
-    // request. The kernel reports twice what it grants (its bookkeeping overhead).
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kWantRcvbuf, sizeof kWantRcvbuf) != 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &kWantRcvbuf, sizeof kWantRcvbuf);
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &kWantSndbuf, sizeof kWantSndbuf) != 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kWantSndbuf, sizeof kWantSndbuf);
-    socklen_t vl = sizeof rcvbuf_;
-    getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf_, &vl);
-    vl = sizeof sndbuf_;
-    getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf_, &vl);
-    if (rcvbuf_ / 2 < kWarnRcvbuf)
+    buffers_ = udp::size_buffers(sock_.get());
+    if (buffers_.receive < udp::kWarnReceiveBuffer)
         OPTIREDUCE_LOG(warn,
                        "kernel UDP channel: the kernel granted a %d KiB receive buffer instead of %d MiB; "
                        "bursts that arrive while this rank is busy will be lost. Raise the limit, e.g. "
                        "sysctl -w net.core.rmem_max=%d",
-                       rcvbuf_ / 2 / 1024, kWantRcvbuf >> 20, kWantRcvbuf);
+                       buffers_.receive / 1024, udp::kWantReceiveBuffer >> 20, udp::kWantReceiveBuffer);
 }
 
 std::string UdpSocketEndpoint::describe() const {
@@ -148,8 +129,8 @@ std::string UdpSocketEndpoint::describe() const {
     return "kernel UDP channel on port " + std::to_string(port_) + " of " + where + ": GSO " + gso_note_ + ", GRO " +
            gro_note_ + ", datagrams up to " + std::to_string(udp::datagram_for_mtu(65536, mtu_cap_)) +
            " bytes (less where the path MTU is), " +
-           "socket buffers " + std::to_string(rcvbuf_ / 2 / 1024) + " KiB receive, " +
-           std::to_string(sndbuf_ / 2 / 1024) + " KiB send (granted)";
+           "socket buffers " + std::to_string(buffers_.receive / 1024) + " KiB receive, " +
+           std::to_string(buffers_.send / 1024) + " KiB send (granted)";
 }
 
 bool UdpSocketEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,

@@ -21,6 +21,7 @@
 
 #include "transport/dgram_endpoint.hpp"
 #include "transport/udp_address.hpp"
+#include "transport/udp_socket_options.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -77,8 +78,7 @@ public:
     const std::string &gro_note() const { return gro_note_; }
     // Datagrams that arrived coalesced with others in one receive (GRO at work).
     std::uint64_t coalesced() const { return coalesced_.load(std::memory_order_relaxed); }
-    int rcvbuf() const { return rcvbuf_; }
-    int sndbuf() const { return sndbuf_; }
+    const udp::Buffers &buffers() const { return buffers_; }
     std::uint16_t port() const { return port_; }
     const std::vector<udp::LocalAddress> &addresses() const { return local_; }
 
@@ -102,7 +102,7 @@ private:
     std::atomic<bool> gso_{false};
     bool gro_ = false;
     std::string gso_note_, gro_note_;
-    int rcvbuf_ = 0, sndbuf_ = 0;
+    udp::Buffers buffers_;  // granted
 
     mutable std::shared_mutex peers_mutex_;
     std::deque<Peer> peers_;                                // by handle

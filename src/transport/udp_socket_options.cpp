@@ -1,4 +1,4 @@
-#include "transport/udp_offload.hpp"
+#include "transport/udp_socket_options.hpp"
 
 #include <netinet/udp.h>
 #include <sys/socket.h>
@@ -37,6 +37,24 @@ Offloads enable_offloads(int fd, bool want_gso, bool want_gro) {
         }
     }
     return o;
+}
+
+Buffers size_buffers(int fd) {
+    // SO_*BUFFORCE passes the rmem_max / wmem_max caps with CAP_NET_ADMIN; otherwise the capped
+    // request.
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kWantReceiveBuffer, sizeof kWantReceiveBuffer) != 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &kWantReceiveBuffer, sizeof kWantReceiveBuffer);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &kWantSendBuffer, sizeof kWantSendBuffer) != 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kWantSendBuffer, sizeof kWantSendBuffer);
+    Buffers b;
+    socklen_t len = sizeof b.receive;
+    getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b.receive, &len);
+    len = sizeof b.send;
+    getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b.send, &len);
+    // The kernel reports twice what it grants (its bookkeeping overhead).
+    b.receive /= 2;
+    b.send /= 2;
+    return b;
 }
 
 }  // namespace optireduce::udp

@@ -2,7 +2,7 @@
 // their MTU, and which offloads the kernel grants a socket (the same calls the channel makes).
 #include "probes.hpp"
 #include "transport/udp_address.hpp"
-#include "transport/udp_offload.hpp"
+#include "transport/udp_socket_options.hpp"
 
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -38,13 +38,7 @@ KernelChannelFacts probe_kernel_channel(const Config &config) {
     const udp::Offloads o = udp::enable_offloads(fd, config.udp_gso, config.udp_gro);
     k.gso = o.gso_note;
     k.gro = o.gro_note;
-    // What the channel asks for; without CAP_NET_ADMIN the kernel caps it at net.core.rmem_max.
-    const int want = 32 << 20;
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof want) != 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
-    socklen_t len = sizeof k.rcvbuf;
-    getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &k.rcvbuf, &len);
-    k.rcvbuf /= 2;  // the kernel reports twice what it grants (its bookkeeping overhead)
+    k.rcvbuf = udp::size_buffers(fd).receive;
     ::close(fd);
     return k;
 }

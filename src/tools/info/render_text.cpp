@@ -4,6 +4,7 @@
 #include <iomanip>
 
 #include "render.hpp"
+#include "transport/udp_socket_options.hpp"
 
 namespace optireduce::info {
 namespace {
@@ -67,7 +68,7 @@ void kernel_channel(const KernelChannelFacts &k, std::ostream &os) {
     os << "  segmentation offload (UDP_SEGMENT)  " << k.gso << "\n"
        << "  receive coalescing (UDP_GRO)       " << k.gro << "\n"
        << "  receive buffer                     " << k.rcvbuf / 1024 << " KiB"
-       << (k.rcvbuf < (4 << 20) ? " (small: raise net.core.rmem_max)" : "") << "\n";
+       << (k.rcvbuf < udp::kWarnReceiveBuffer ? " (small: raise net.core.rmem_max)" : "") << "\n";
     auto w = width(k.interfaces, [](const KernelInterface &i) { return i.name; }, 6);
     os << "  " << std::left << std::setw(int(w)) << "iface" << std::setw(17) << "address" << std::setw(7) << "mtu"
        << "datagram\n";
