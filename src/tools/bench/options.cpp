@@ -3,6 +3,8 @@
 #include <charconv>
 #include <climits>
 #include <getopt.h>
+
+#include <cstdlib>
 #include <string_view>
 
 namespace optireduce::bench {
@@ -76,13 +78,14 @@ std::string parse_range(std::string_view text, Options& out)
 
 std::string parse_options(int argc, char** argv, Options& out)
 {
-    enum { opt_in_place = 256, opt_csv, opt_progress, opt_passthrough };
+    enum { opt_in_place = 256, opt_csv, opt_progress, opt_passthrough, opt_compute };
     static const option long_options[] = {
         {"message-size", required_argument, nullptr, 'm'},
         {"iterations", required_argument, nullptr, 'i'},
         {"warmup", required_argument, nullptr, 'x'},
         {"validate", no_argument, nullptr, 'c'},
         {"in-place", no_argument, nullptr, opt_in_place},
+        {"compute-ms", required_argument, nullptr, opt_compute},
         {"csv", required_argument, nullptr, opt_csv},
         {"progress", no_argument, nullptr, opt_progress},
         {"passthrough-overhead", no_argument, nullptr, opt_passthrough},
@@ -117,6 +120,13 @@ std::string parse_options(int argc, char** argv, Options& out)
         case opt_csv:
             out.csv_path = optarg;
             break;
+        case opt_compute: {
+            char* end = nullptr;
+            out.compute_ms = std::strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(out.compute_ms >= 0 && out.compute_ms <= 60000))
+                return "--compute-ms: expected milliseconds from 0 to 60000, got '" + std::string(optarg) + "'";
+            break;
+        }
         case opt_progress:
             out.progress = true;
             break;
@@ -155,6 +165,9 @@ void print_usage(std::FILE* to, const char* argv0)
         "                              work between calls) with PMPI_Allreduce of the same data:\n"
         "                              PASS if max |error| <= 1e-6 * sum over ranks of max|x|\n"
         "      --in-place              use MPI_IN_PLACE (the buffer is refilled before each call)\n"
+        "      --compute-ms MS         before each call every rank computes (spins) for MS ms,\n"
+        "                              +-25%% drawn per rank and call, as a training step does: ranks\n"
+        "                              reach each allreduce at different times; only the call is timed\n"
         "      --csv FILE              rank 0 writes size,mode,iteration,latency_us per timed call\n"
         "      --progress              show a progress line (on stdout) although rank 0 sees no\n"
         "                              terminal, as under mpirun and mpiexec; without it, one shows on\n"

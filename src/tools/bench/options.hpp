@@ -15,6 +15,7 @@ struct Options {
     std::optional<long> warmup;
     bool validate = false;
     bool in_place = false;
+    double compute_ms = 0; // work before each call, as a training step's (with skew between ranks)
     bool progress = false; // force the progress line: launchers hide the terminal from ranks
     bool passthrough_overhead = false;
     bool help = false;

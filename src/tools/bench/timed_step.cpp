@@ -2,8 +2,28 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 namespace optireduce::bench {
+namespace {
+
+// Busy work standing in for a training step's compute: `ms` give or take a quarter, drawn from
+// (rank, iteration) so each run repeats and ranks reach each call at different times, as they
+// do after forward and backward passes of uneven length.
+void compute(double ms, int rank, long iteration)
+{
+    if (ms <= 0)
+        return;
+    std::uint64_t h = (static_cast<std::uint64_t>(rank) << 32) ^ static_cast<std::uint64_t>(iteration + (1L << 30));
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    const double jitter = 0.75 + 0.5 * static_cast<double>(h >> 11) / static_cast<double>(1ULL << 53);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms * jitter);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
+
+} // namespace
 
 std::vector<double> run_timed_step(const Mode& mode, const SizeStep& step, const StepBuffers& buffers,
                                    Validator* validator, MPI_Comm comm)
@@ -18,8 +38,11 @@ std::vector<double> run_timed_step(const Mode& mode, const SizeStep& step, const
     // Start together so stragglers from the previous step are not charged to this one. Inside
     // the step there is no barrier: calls run back to back as in a training loop, and the
     // slowest-rank reduction below already accounts for ranks arriving at different times.
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
     PMPI_Barrier(comm);
     for (long i = -step.warmup; i < step.iterations; ++i) {
+        compute(buffers.compute_ms, rank, i);
         if (buffers.in_place) // the last sum overwrote it; unrefilled, values grow N-fold a call
             std::copy(input.begin(), input.end(), output.begin());
         auto start = clock::now();
@@ -31,8 +54,6 @@ std::vector<double> run_timed_step(const Mode& mode, const SizeStep& step, const
             validator->check(output);
     }
 
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
     std::vector<double> slowest(rank == 0 ? local.size() : 0);
     PMPI_Reduce(local.data(), slowest.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, 0, comm);
     return slowest;

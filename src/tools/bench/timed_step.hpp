@@ -14,6 +14,7 @@ struct StepBuffers {
     std::span<const float> input; // this rank's contribution, step.count floats
     std::span<float> output;
     bool in_place = false;
+    double compute_ms = 0; // spun before each call, +-25% per rank and call (--compute-ms)
 };
 
 // Collective. Returns, on rank 0, each timed iteration's latency in microseconds on the slowest
