@@ -52,6 +52,10 @@ OPTIREDUCE_EXPORT int optireduce_get_stats(optireduce_stats_t *out) {
     out->error_estimate_sum = s.error_estimate_sum.load(relaxed);
     out->error_estimate_max = s.error_estimate_max.load(relaxed);
     out->drift_estimate_max = s.drift_estimate_max.load(relaxed);
+    out->stragglers_written_off = s.stragglers_written_off.load(relaxed);
+    out->repair_chunks_requested = s.repair_chunks_requested.load(relaxed);
+    out->repair_chunks_sent = s.repair_chunks_sent.load(relaxed);
+    out->repair_chunks_unavailable = s.repair_chunks_unavailable.load(relaxed);
     return 0;
 }
 

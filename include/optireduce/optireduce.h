@@ -62,6 +62,17 @@ typedef struct optireduce_stats {
     double error_estimate_max;
     double drift_estimate_max;    /* largest part of an estimate that this rank alone had (its
                                      phase-2 fills): how far replicas may have drifted apart */
+
+    /* Compute skew (bounded mode). */
+    uint64_t stragglers_written_off; /* (phase, peer) pairs whose peer had not started sending
+                                        when the phase closed at the straggler bound
+                                        (OPTIREDUCE_STRAGGLER_MAX_MS) */
+    /* Phase-2 repair (bounded mode): all-gather chunks this rank asked their owners to send
+     * again, chunks it sent again when asked, and chunks asked of it that it no longer had
+     * (the request came after its next operation's shard replaced them). */
+    uint64_t repair_chunks_requested;
+    uint64_t repair_chunks_sent;
+    uint64_t repair_chunks_unavailable;
 } optireduce_stats_t;
 
 /* What the last allreduce the engine ran on one communicator did, as this rank saw it. */

@@ -73,6 +73,13 @@ constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_TIMEOUT_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
              "bounded mode: 0 adapts the deadline to the job; a positive value pins every "
              "phase's deadline to this many milliseconds"},
+    KnobSpec{"OPTIREDUCE_STRAGGLER_MAX_MS", KnobType::number, "10000", "0..600000", 0, 600000, false,
+             "bounded mode: the longest a rank waits for a peer that has not started an "
+             "operation (still computing: ranks of a training job reach each allreduce at "
+             "different times) before it writes that peer's contribution off. The wait adapts "
+             "to the skew the job shows and is this maximum only for the first operations; a "
+             "peer that has started gets the phase deadline from its first datagram. 0: never "
+             "wait longer than the deadline"},
     KnobSpec{"OPTIREDUCE_HADAMARD", KnobType::enumeration, "auto", "on|off|auto", 0, 0, true,
              "bounded mode: randomized Hadamard transform of the vector before it travels, so a "
              "lost datagram becomes small noise spread over many coordinates instead of a hole "
@@ -312,6 +319,7 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     cfg.timeout_min_ms = number("OPTIREDUCE_TIMEOUT_MIN_MS");
     cfg.timeout_max_ms = number("OPTIREDUCE_TIMEOUT_MAX_MS");
     cfg.timeout_ms = number("OPTIREDUCE_TIMEOUT_MS");
+    cfg.straggler_max_ms = number("OPTIREDUCE_STRAGGLER_MAX_MS");
     if (cfg.timeout_min_ms > cfg.timeout_max_ms) {
         result.error = ConfigError{"OPTIREDUCE_TIMEOUT_MIN_MS=" + text_of("OPTIREDUCE_TIMEOUT_MIN_MS") +
                                    " is above OPTIREDUCE_TIMEOUT_MAX_MS=" + text_of("OPTIREDUCE_TIMEOUT_MAX_MS") +

@@ -61,6 +61,7 @@ struct Config {
     double timeout_min_ms = 0;   // clamps of the adaptive deadline
     double timeout_max_ms = 0;
     double timeout_ms = 0;       // > 0: a fixed deadline per phase instead of the adaptive one
+    double straggler_max_ms = 0; // the longest wait for a peer that has not started an operation
     // Accuracy under loss (DESIGN.md section 6).
     Hadamard hadamard = Hadamard::automatic;
     std::uint64_t hadamard_block = 0;  // elements per transform block, a power of two

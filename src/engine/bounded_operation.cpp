@@ -6,6 +6,7 @@
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
 #include "engine/dgram_channel.hpp"
+#include "engine/phase2_repair.hpp"
 #include "engine/stream_sender.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
@@ -52,8 +53,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
     const std::size_t F = b_.floats_per_datagram;
     rx_.seq = seq_;
     rx_.floats_per_datagram = F;
-    rx_.loss_hint.assign(static_cast<std::size_t>(N), 0);
-    rx_.shard_error.assign(static_cast<std::size_t>(N), 0);
+    rx_.size_for(static_cast<std::size_t>(N));
     std::vector<std::uint32_t> chunks[2];
     for (int p = 0; p < 2; ++p) {
         rx_.dest[p].assign(static_cast<std::size_t>(N), nullptr);
@@ -107,7 +107,10 @@ std::string BoundedOperation::run() {
     if (layout_.transform)
         encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
     const Clock::time_point start1 = Clock::now();
-    const Clock::time_point deadline1 = after_ms(start1, b_.deadlines.deadline_ms(bytes, 1));
+    start_[0] = start1;
+    deadline_ms_[0] = b_.deadlines.deadline_ms(bytes, 1);
+    deadline_ms_[1] = b_.deadlines.deadline_ms(bytes, 2);
+    straggler_ms_ = b_.stragglers.bound_ms();
     // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
     // clocks, from their own phase starts, so ours says nothing about when they stop listening.
     const double send_limit_ms = std::max(context().config.timeout_max_ms, context().config.timeout_ms);
@@ -126,19 +129,24 @@ std::string BoundedOperation::run() {
     // The all-gather's streams: our reduced shard to every peer, each chunk as soon as it is
     // reduced, the first ones while the reduce-scatter still runs.
     StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
+    gather.set_early(true);
     for (int k = 1; k < comm_.size; ++k)
         gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
-    const Close close1 = wait_phase(0, start1, deadline1, &gather);
+    const Close close1 = wait_phase(0, &gather);
     finish_phase(0, close1);
     if (std::string e = pipeline_error_; !e.empty()) return e;
     reduce_own_shard(gather);
 
     const Clock::time_point start2 = Clock::now();
-    const Clock::time_point deadline2 = after_ms(start2, b_.deadlines.deadline_ms(bytes, 2));
+    start_[1] = start2;
     gather.set_shard_error(own_shard_error_);
+    gather.set_early(false);
+    // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
+    router_.publish_shard(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
+                          b_.floats_per_datagram, own_shard_error_);
     if (std::string e = gather.send_all(after_ms(start2, send_limit_ms), drain_fn); !e.empty()) return e;
     gather.finish();
-    const Close close2 = wait_phase(1, start2, deadline2, nullptr);
+    const Close close2 = wait_phase(1, nullptr);
     router_.close_op(b_.key, &rx_);
     finish_phase(1, close2);
     fill_and_copy_out();
@@ -160,12 +168,51 @@ wire::Header BoundedOperation::phase_header(int phase) const {
 }
 
 int BoundedOperation::drain() {
-    return b_.channel->endpoint->poll(
+    const int got = b_.channel->endpoint->poll(
         [this](std::span<const std::byte> d, fi_addr_t src) { router_.on_datagram(d, src); });
+    serve_repairs(*b_.channel->endpoint, router_);
+    return got;
 }
 
-BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_point start, Clock::time_point deadline,
-                                                     StreamSender *gather) {
+void BoundedOperation::ask_repairs() {
+    const ChunkBitmap &map = rx_.map[1];
+    const wire::Header base = phase_header(1);
+    std::vector<std::uint32_t> missing;
+    for (int s = 0; s < comm_.size; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        if (map.received(i) == map.chunks(i)) continue;
+        missing.clear();
+        for (std::uint32_t c = 0; c < map.chunks(i); ++c)
+            if (!map.test(i, c)) missing.push_back(c);
+        // A failed request is one more loss, already counted as such: nothing to return.
+        if (std::string e = request_repair(*b_.channel->endpoint, b_.peers[i], base, missing,
+                                           b_.floats_per_datagram * sizeof(float));
+            !e.empty())
+            OPTIREDUCE_LOG(debug, "op %u: %s", seq_, e.c_str());
+    }
+}
+
+Clock::time_point BoundedOperation::sender_end(int phase, std::size_t s) const {
+    const Clock::time_point started = rx_.started[phase][s];
+    // Started: the deadline bounds how long its data take on the network from there.
+    if (started != Clock::time_point{}) return after_ms(started, deadline_ms_[phase]);
+    // Not started: still computing, or preempted. The reduce-scatter waits for it up to the
+    // straggler bound, from our own start (never less than the deadline: a peer a little behind
+    // us is not a straggler).
+    if (phase == 0) return after_ms(start_[0], std::max(straggler_ms_, deadline_ms_[0]));
+    // The all-gather: its owner sends the rest of its shard once its own reduce-scatter closed.
+    // It started that as late behind us as its first datagram was, and its reduce-scatter waits
+    // for the same peers as ours: it closes about as long after its start as ours did after
+    // ours. Its data then get the deadline. An owner we never heard from in the reduce-scatter
+    // was written off there: a deadline from our start.
+    Clock::time_point end = after_ms(start_[1], deadline_ms_[1]);
+    if (const Clock::time_point heard = rx_.started[0][s]; heard != Clock::time_point{})
+        end = std::max(end, after_ms(heard + (start_[1] - start_[0]), deadline_ms_[1]));
+    return end;
+}
+
+BoundedOperation::Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
+    const Clock::time_point start = start_[phase];
     const ChunkBitmap &map = rx_.map[phase];
     // The waiting thread drains the endpoint itself: it is on a core already, while the progress
     // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
@@ -186,22 +233,37 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
             how = Close::complete;
             break;
         }
-        if (now >= deadline) {
+        // Each sender still missing datagrams is waited for until its own end (its clock starts
+        // when it does): the phase closes when every one of them is past it.
+        Clock::time_point close_at = start;
+        for (std::size_t s = 0; s < static_cast<std::size_t>(comm_.size); ++s)
+            if (map.received(s) < map.chunks(s)) close_at = std::max(close_at, sender_end(phase, s));
+        if (now >= close_at) {
             how = Close::deadline;
             break;
         }
-        Clock::time_point wake = deadline;
+        Clock::time_point wake = close_at;
         if (map.all_tails()) {
             // Every sender's last datagrams are here, so the rest of what is missing was lost,
             // not late: once the link has been quiet a while, waiting longer buys nothing.
             const double quiet_ms =
                 b_.deadlines.quiet_ms(n_ * sizeof(float), phase + 1, ms_between(start, rx_.last_arrival[phase]));
             const Clock::time_point quiet_until = after_ms(rx_.last_arrival[phase], quiet_ms);
-            if (now >= quiet_until) {
+            if (now >= quiet_until && phase == 1 && !repair_asked_) {
+                // All-gather holes make replicas differ: ask their owners once, and give the
+                // answers a few quiet times (never past the senders' deadlines).
+                repair_asked_ = true;
+                repair_until_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet_ms)));
+                lock.unlock();
+                ask_repairs();
+                lock.lock();
+                continue;
+            }
+            if (now >= quiet_until && (!repair_asked_ || now >= repair_until_)) {
                 how = Close::early;
                 break;
             }
-            wake = std::min(wake, quiet_until);
+            wake = std::min(wake, now >= quiet_until ? repair_until_ : quiet_until);
         }
         lock.unlock();
         if (gather) pipeline(*gather, ready);
@@ -224,7 +286,8 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, Clock::time_poin
     }
     rx_.open[phase] = false;  // from here on the router counts this phase's datagrams as late
     rx_.closed_at[phase] = now;
-    rx_.near_window[phase] = deadline - start;
+    rx_.near_window[phase] = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double, std::milli>(deadline_ms_[phase]));
     phase_ms_[phase] = ms_between(start, now);
     last_arrival_ms_[phase] = rx_.last_arrival[phase] > start ? ms_between(start, rx_.last_arrival[phase]) : 0;
     return how;
@@ -349,13 +412,31 @@ void BoundedOperation::finish_phase(int phase, Close how) {
     bump(phase == 0 ? ps.entries_expected_rs : ps.entries_expected_ag, expected);
     bump(phase == 0 ? ps.entries_lost_rs : ps.entries_lost_ag, lost);
     bump(how == Close::complete ? ps.phases_complete : how == Close::early ? ps.phases_early_close : ps.phases_deadline);
-    OPTIREDUCE_LOG(debug, "op %u phase %d: %s after %.3f ms (deadline %.3f ms), last arrival %.3f ms, %llu/%llu chunks",
+    OPTIREDUCE_LOG(debug,
+                   "op %u phase %d: %s after %.3f ms (deadline %.3f ms per sender, straggler bound %.3f ms), last "
+                   "arrival %.3f ms, %llu/%llu chunks",
                    seq_, phase + 1, how == Close::complete ? "complete" : how == Close::early ? "early close" : "deadline",
-                   phase_ms_[phase], b_.deadlines.deadline_ms(n_ * sizeof(float), phase + 1), last_arrival_ms_[phase],
+                   phase_ms_[phase], deadline_ms_[phase], straggler_ms_, last_arrival_ms_[phase],
                    static_cast<unsigned long long>(map.received_total()), static_cast<unsigned long long>(map.expected()));
-    b_.deadlines.observe(n_ * sizeof(float), phase + 1,
-                         PhaseOutcome{phase_ms_[phase], last_arrival_ms_[phase], map.expected_from_heard(),
-                                      map.received_total()});
+    // The deadline learns how long each sender's data took from its own start (a late starter's
+    // compute is the straggler bound's business); senders never started tell it nothing.
+    PhaseOutcome o{0, 0, map.expected_from_heard(), map.received_total()};
+    const Clock::time_point closed = rx_.closed_at[phase];
+    for (int s = 0; s < comm_.size; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        const Clock::time_point started = rx_.started[phase][i];
+        if (map.chunks(i) == 0) continue;
+        if (started == Clock::time_point{}) {
+            if (map.received(i) < map.chunks(i) && how == Close::deadline) {
+                wrote_off_ = true;
+                bump(ps.stragglers_written_off);
+            }
+            continue;
+        }
+        o.elapsed_ms = std::max(o.elapsed_ms, ms_between(started, closed));
+        o.last_arrival_ms = std::max(o.last_arrival_ms, ms_between(started, rx_.last_from[phase][i]));
+    }
+    b_.deadlines.observe(n_ * sizeof(float), phase + 1, o);
 }
 
 void BoundedOperation::fill_and_copy_out() {
@@ -403,6 +484,17 @@ void BoundedOperation::estimate_error() {
 }
 
 void BoundedOperation::learn() {
+    // The skew of this operation: how far the latest start trailed the earliest, ours included,
+    // so a rank that is usually the late one learns the job's skew as well as the others.
+    Clock::time_point first = start_[0], last = start_[0];
+    for (const Clock::time_point started : rx_.started[0])
+        if (started != Clock::time_point{}) {
+            first = std::min(first, started);
+            last = std::max(last, started);
+        }
+    const double lateness_ms = ms_between(first, last);
+    b_.stragglers.observe(lateness_ms, wrote_off_);
+
     // Our loss hint for the peers' pacing: what slower senders could have saved, i.e. holes in
     // the streams we heard (a buffer or a queue that overflowed, or a lossy link, which the
     // pacer learns to tell apart). A stream cut short by the deadline misses its end, not its

@@ -71,6 +71,7 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     // on data that is only late.
     b->deadlines = DeadlineController(DeadlineSettings{cfg.target_loss, cfg.timeout_min_ms, cfg.timeout_max_ms,
                                                        cfg.timeout_ms, ctx.oversubscribed ? 2.0 : 0.05});
+    b->stragglers = StragglerBound(StragglerSettings{cfg.straggler_max_ms});
     b->pacer = SendPacer(st.size);
     b->faults = FaultRng(cfg.fault_seed, static_cast<std::uint64_t>(ctx.world_rank) << 20 | st.comm_id);
     st.bounded = std::move(b);

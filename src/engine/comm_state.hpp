@@ -9,6 +9,7 @@
 #include "engine/op_report.hpp"
 #include "engine/send_pacer.hpp"
 #include "engine/staging.hpp"
+#include "engine/straggler_bound.hpp"
 #include "policy/eligibility.hpp"
 #include "transport/rdm_endpoint.hpp"
 
@@ -49,6 +50,7 @@ public:
         std::vector<int> world_ranks;     // of each member, for per-peer lateness
         std::size_t floats_per_datagram = 0;  // agreed: the smallest max datagram of all members
         DeadlineController deadlines{DeadlineSettings{}};
+        StragglerBound stragglers;
         SendPacer pacer{0};
         std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers
         FaultRng faults;             // OPTIREDUCE_FAULT_DUPLICATE and _DELAY decisions

@@ -14,6 +14,9 @@ namespace {
 // more than four billion operations on one communicator keeps working.
 bool seq_before(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) < 0; }
 
+// A held datagram's prefix: its length (uint16) and arrival time (Clock::rep).
+constexpr std::size_t kHeldPrefix = sizeof(std::uint16_t) + sizeof(Clock::rep);
+
 }  // namespace
 
 void DgramRouter::add_comm(CommKey key, int rank, int size, std::vector<fi_addr_t> peers) {
@@ -61,13 +64,14 @@ void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
     if (h.src_rank >= static_cast<std::uint32_t>(c.size) || h.src_rank == static_cast<std::uint32_t>(c.rank) ||
         (source != FI_ADDR_NOTAVAIL && source != c.peers[h.src_rank]))
         return reject("source rank out of range, our own, or not the sending address");
+    if (h.phase == wire::Phase::repair) return queue_repair(c, h, d.subspan(wire::kHeaderBytes));
     dispatch(c, h, d);
 }
 
 // Check 5: which operation.
 void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d) {
     auto op = c.open.find(h.seq);
-    if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes));
+    if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes), Clock::now());
     if (seq_before(h.seq, c.next_open)) return count_late(c, h);
     hold(c, h.seq, d);
 }
@@ -103,16 +107,19 @@ void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d)
     }
     std::vector<std::byte> &buf = c.held[seq];
     const auto len = static_cast<std::uint16_t>(d.size());
+    const Clock::rep arrival = Clock::now().time_since_epoch().count();
     const std::size_t at = buf.size();
-    buf.resize(at + sizeof len + d.size());
+    buf.resize(at + kHeldPrefix + d.size());
     std::memcpy(buf.data() + at, &len, sizeof len);
-    std::memcpy(buf.data() + at + sizeof len, d.data(), d.size());
+    std::memcpy(buf.data() + at + sizeof len, &arrival, sizeof arrival);
+    std::memcpy(buf.data() + at + kHeldPrefix, d.data(), d.size());
     c.held_bytes += d.size();
     bump(process_stats().datagrams_held);
 }
 
 // Checks 4 and 6, then the copy into staging.
-void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload) {
+void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload,
+                        Clock::time_point arrival) {
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
     if (!op.open[p]) {
         bump(process_stats().datagrams_late);
@@ -130,7 +137,15 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
         return;
     }
     std::memcpy(op.dest[p][s] + g.offset, payload.data(), payload.size());
-    op.last_arrival[p] = Clock::now();
+    op.last_arrival[p] = std::max(op.last_arrival[p], arrival);
+    op.last_from[p][s] = std::max(op.last_from[p][s], arrival);
+    // The sender's clock starts here; its owner's wait condition changes (its end moves from the
+    // straggler bound to the deadline), so the owner is woken below. An early all-gather datagram
+    // does not start it (the rest of the shard comes after the sender's reduce-scatter), unless
+    // it is a tail: then the whole stream went early and nothing later would.
+    const bool starts =
+        op.started[p][s] == Clock::time_point{} && (!(h.flags & wire::kEarly) || (h.flags & wire::kTail));
+    if (starts) op.started[p][s] = arrival;
     op.loss_hint[s] = h.loss_hint;
     // Non-negative binary16 values order like their bits (decode refused anything else).
     if (p == 1) op.shard_error[s] = std::max(op.shard_error[s], h.shard_error);
@@ -140,7 +155,7 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
         chunk_ready = true;
     }
     // Wake the owner only when its wait condition may have changed.
-    if (chunk_ready || map.complete() || map.all_tails()) changed_.notify_all();
+    if (starts || chunk_ready || map.complete() || map.all_tails()) changed_.notify_all();
 }
 
 template <typename Fn>
@@ -150,13 +165,15 @@ void DgramRouter::take_held(Comm &c, std::uint32_t seq, Fn &&each) {
     if (held == c.held.end()) return;
     const std::vector<std::byte> buf = std::move(held->second);
     c.held.erase(held);
-    for (std::size_t at = 0; at + sizeof(std::uint16_t) <= buf.size();) {
+    for (std::size_t at = 0; at + kHeldPrefix <= buf.size();) {
         std::uint16_t len;
+        Clock::rep arrival;
         std::memcpy(&len, buf.data() + at, sizeof len);
-        const std::span<const std::byte> d(buf.data() + at + sizeof len, len);
-        at += sizeof len + len;
+        std::memcpy(&arrival, buf.data() + at + sizeof len, sizeof arrival);
+        const std::span<const std::byte> d(buf.data() + at + kHeldPrefix, len);
+        at += kHeldPrefix + len;
         c.held_bytes -= len;
-        each(d);
+        each(d, Clock::time_point(Clock::duration(arrival)));
     }
 }
 
@@ -167,9 +184,9 @@ void DgramRouter::open_op(CommKey key, OpReceive *op) {
     Comm &c = it->second;
     c.open[op->seq] = op;
     // Replay what arrived early through the same checks as live datagrams.
-    take_held(c, op->seq, [&](std::span<const std::byte> d) {
+    take_held(c, op->seq, [&](std::span<const std::byte> d, Clock::time_point arrival) {
         const wire::Decoded dec = wire::decode(d);
-        if (dec.header) place(*op, *dec.header, d.subspan(wire::kHeaderBytes));
+        if (dec.header) place(*op, *dec.header, d.subspan(wire::kHeaderBytes), arrival);
     });
 }
 
@@ -177,7 +194,7 @@ void DgramRouter::skip_op(CommKey key, std::uint32_t seq) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
-    take_held(it->second, seq, [](std::span<const std::byte>) { bump(process_stats().datagrams_late); });
+    take_held(it->second, seq, [](std::span<const std::byte>, Clock::time_point) { bump(process_stats().datagrams_late); });
 }
 
 void DgramRouter::close_op(CommKey key, OpReceive *op) {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -40,6 +41,10 @@ struct OpReceive {
     ChunkBitmap map[2];
     bool open[2] = {true, true};
     Clock::time_point last_arrival[2]{};
+    // Per phase and sender: when its clock started (its first datagram, in the all-gather its
+    // first not flagged kEarly; time_point{} until then) and its latest arrival. The phase
+    // deadline runs per sender from `started`: it bounds the network, not the sender's compute.
+    std::vector<Clock::time_point> started[2], last_from[2];
     // Reduce-scatter, when the owner pipelines (contributors > 0): contributions that arrived for
     // each chunk of its shard, and the chunks whose contributions are all in since it last took
     // them, so their reduced values can go out before the phase closes.
@@ -57,6 +62,23 @@ struct OpReceive {
     Clock::duration near_window[2]{};
     std::uint64_t near_misses[2] = {0, 0};
     std::size_t bytes = 0;  // the operation's size, for the deadline controller
+
+    // Sizes the per-sender state for a communicator of `senders` ranks, all zero.
+    void size_for(std::size_t senders) {
+        loss_hint.assign(senders, 0);
+        shard_error.assign(senders, 0);
+        for (int p = 0; p < 2; ++p) {
+            started[p].assign(senders, Clock::time_point{});
+            last_from[p].assign(senders, Clock::time_point{});
+        }
+    }
+};
+
+// One all-gather datagram to send again, answering a peer's repair request (phase2_repair.hpp).
+struct RepairJob {
+    fi_addr_t dest = 0;
+    std::array<std::byte, wire::kHeaderBytes> header{};
+    std::vector<float> payload;
 };
 
 // Near misses of a closed operation, reported back to the deadline controller.
@@ -101,13 +123,23 @@ public:
 
     void set_fault_drop(double p, std::uint64_t seed);
 
+    // Phase-2 repair (phase2_repair.cpp). The owner publishes its reduced shard of operation
+    // `seq` once it is final; it stays until the next one replaces it, so a peer's request is
+    // answered even after the owner's call returned.
+    void publish_shard(CommKey key, std::uint32_t seq, std::span<const float> shard, std::size_t floats_per_datagram,
+                       std::uint16_t shard_error);
+    // Requests that arrived since the last call, turned into the datagrams that answer them.
+    bool repairs_pending() const { return repairs_pending_.load(std::memory_order_acquire); }
+    void take_repairs(std::vector<RepairJob> &out);
+
 private:
     struct Comm {
         int rank = 0, size = 0;
         std::vector<fi_addr_t> peers;
         std::uint32_t next_open = 0;  // lowest sequence not opened yet
         std::map<std::uint32_t, OpReceive *> open;
-        std::map<std::uint32_t, std::vector<std::byte>> held;  // raw datagrams, length-prefixed
+        // Raw datagrams, each prefixed by its length and arrival time.
+        std::map<std::uint32_t, std::vector<std::byte>> held;
         std::size_t held_bytes = 0;
         // Recently closed operations, by sequence modulo the ring, for near-miss accounting.
         struct Closed {
@@ -118,13 +150,29 @@ private:
             NearMisses misses;
         };
         std::array<Closed, 8> closed;
+        // Phase-2 repair: our latest reduced shard, and what peers asked of it.
+        struct Published {
+            bool valid = false;
+            std::uint32_t seq = 0;
+            std::size_t floats_per_datagram = 0;
+            std::uint16_t shard_error = 0;
+            std::vector<float> shard;
+        } published;
+        struct Request {
+            std::uint32_t seq, src;
+            std::vector<std::uint32_t> chunks;
+        };
+        std::vector<Request> requests;
     };
+    static constexpr std::size_t kQueuedRequestsPerComm = 64;
+    void queue_repair(Comm &c, const wire::Header &h, std::span<const std::byte> payload);
     void count_late(Comm &c, const wire::Header &h);
     void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d);
-    void place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload);
+    // `arrival`: when the datagram came off the wire (held ones keep theirs).
+    void place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload, Clock::time_point arrival);
     void hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d);
     // Marks seq as started (later datagrams for it are late) and hands each datagram held for it
-    // to `each`, forgetting them.
+    // to `each(datagram, arrival)`, forgetting them.
     template <typename Fn>
     void take_held(Comm &c, std::uint32_t seq, Fn &&each);
     void reject(const char *why);
@@ -135,6 +183,7 @@ private:
     // Communicators freed here, so their stragglers' datagrams count as late, not invalid.
     static constexpr std::size_t kRetiredKept = 1024;
     std::set<CommKey> retired_;
+    std::atomic<bool> repairs_pending_{false};
     double fault_drop_ = 0;
     FaultRng fault_rng_;  // only the draining thread uses it
 };

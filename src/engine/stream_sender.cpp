@@ -75,7 +75,7 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run) {
         const std::uint32_t c = first + i;
         header_.chunk = c;
         // The last datagrams this peer gets in the phase, in sending order.
-        header_.flags = s.sent + i + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0;
+        header_.flags = static_cast<std::uint8_t>((s.sent + i + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0) | early_);
         header_.payload_len = static_cast<std::uint16_t>(segment_of(s.len, F_, c).count * sizeof(float));
         wire::encode(header_, std::span<std::byte, wire::kHeaderBytes>(s.headers.data() + i * wire::kHeaderBytes,
                                                                        wire::kHeaderBytes));

@@ -40,6 +40,9 @@ public:
     // The shard_error that datagrams sent from now on carry (the all-gather: known once the
     // reduce-scatter closed; chunks sent before it are exact and carry 0).
     void set_shard_error(std::uint16_t e) { header_.shard_error = e; }
+    // Whether datagrams sent from now on carry wire::kEarly (the all-gather, while our
+    // reduce-scatter still runs: receivers do not start our phase-2 clock on them).
+    void set_early(bool early) { early_ = early ? wire::kEarly : 0; }
 
     // One round: a run to every stream with ready chunks whose pacer allows it. Returns "" or
     // what failed; *progressed says whether anything went out; *earliest, when nothing could
@@ -75,6 +78,7 @@ private:
     CommState::Bounded &b_;
     DgramEndpoint &ep_;
     wire::Header header_;
+    std::uint8_t early_ = 0;
     std::size_t F_;
     std::size_t burst_;
     double dup_;

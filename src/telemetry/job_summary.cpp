@@ -22,7 +22,8 @@ constexpr std::array kCounterNames{
     "entries_lost_rs",     "entries_expected_ag",    "entries_lost_ag",      "phases_complete",
     "phases_early_close",  "phases_deadline",        "datagrams_sent",       "datagrams_late",
     "datagrams_duplicate", "datagrams_invalid",      "datagrams_held",       "datagrams_held_dropped",
-    "datagrams_fault_dropped", "hadamard_calls",     "excess_loss_calls",    "reliable_calls"};
+    "datagrams_fault_dropped", "hadamard_calls",     "excess_loss_calls",    "reliable_calls",
+    "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent", "repair_chunks_unavailable"};
 using Counters = std::array<std::uint64_t, kCounterNames.size()>;
 
 Counters snapshot() {
@@ -33,7 +34,8 @@ Counters snapshot() {
             s.entries_lost_rs,     s.entries_expected_ag,    s.entries_lost_ag,      s.phases_complete,
             s.phases_early_close,  s.phases_deadline,        s.datagrams_sent,       s.datagrams_late,
             s.datagrams_duplicate, s.datagrams_invalid,      s.datagrams_held,       s.datagrams_held_dropped,
-            s.datagrams_fault_dropped, s.hadamard_calls,     s.excess_loss_calls,    s.reliable_calls};
+            s.datagrams_fault_dropped, s.hadamard_calls,     s.excess_loss_calls,    s.reliable_calls,
+            s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent, s.repair_chunks_unavailable};
 }
 
 // The error estimates of the job: their sum over every rank's bounded calls, and the maxima.
@@ -78,7 +80,8 @@ void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h,
     std::fprintf(stderr,
                  "optireduce[0] stats: bounded: entries lost %.4f%% in reduce-scatter, %.4f%% in all-gather; "
                  "phases %llu complete, %llu closed early, %llu at the deadline; datagrams %llu late, %llu "
-                 "duplicate, %llu invalid\n",
+                 "duplicate, %llu invalid; %llu peers written off as stragglers; all-gather repair: %llu chunks "
+                 "requested, %llu sent again\n",
                  percent(total_of(totals, "entries_lost_rs"), total_of(totals, "entries_expected_rs")),
                  percent(total_of(totals, "entries_lost_ag"), total_of(totals, "entries_expected_ag")),
                  static_cast<unsigned long long>(total_of(totals, "phases_complete")),
@@ -86,7 +89,10 @@ void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h,
                  static_cast<unsigned long long>(total_of(totals, "phases_deadline")),
                  static_cast<unsigned long long>(total_of(totals, "datagrams_late")),
                  static_cast<unsigned long long>(total_of(totals, "datagrams_duplicate")),
-                 static_cast<unsigned long long>(total_of(totals, "datagrams_invalid")));
+                 static_cast<unsigned long long>(total_of(totals, "datagrams_invalid")),
+                 static_cast<unsigned long long>(total_of(totals, "stragglers_written_off")),
+                 static_cast<unsigned long long>(total_of(totals, "repair_chunks_requested")),
+                 static_cast<unsigned long long>(total_of(totals, "repair_chunks_sent")));
     std::string line;
     for (const auto &[rank, n] : slow)
         line += (line.empty() ? "" : ", ") + ("rank " + std::to_string(rank)) + " incomplete in " +

@@ -36,7 +36,7 @@ T get(std::span<const std::byte> in, std::size_t off) {
     return static_cast<T>(v);
 }
 
-constexpr std::uint8_t kKnownFlags = kTail;
+constexpr std::uint8_t kKnownFlags = kTail | kEarly;
 
 }  // namespace
 
@@ -106,11 +106,12 @@ Decoded decode(std::span<const std::byte> d) {
     h.version = get<std::uint8_t>(d, kOffVersion);
     if (h.version != kVersion) return {std::nullopt, DecodeError::bad_version};
     const auto phase = get<std::uint8_t>(d, kOffPhase);
-    if (phase != static_cast<std::uint8_t>(Phase::reduce_scatter) && phase != static_cast<std::uint8_t>(Phase::all_gather))
+    if (phase < static_cast<std::uint8_t>(Phase::reduce_scatter) || phase > static_cast<std::uint8_t>(Phase::repair))
         return {std::nullopt, DecodeError::bad_phase};
     h.phase = static_cast<Phase>(phase);
     h.flags = get<std::uint8_t>(d, kOffFlags);
-    if ((h.flags & ~kKnownFlags) != 0)
+    if ((h.flags & ~kKnownFlags) != 0 || (h.phase != Phase::all_gather && (h.flags & kEarly) != 0) ||
+        (h.phase == Phase::repair && h.flags != 0))
         return {std::nullopt, DecodeError::reserved_set};
     h.loss_hint = get<std::uint8_t>(d, kOffLossHint);
     h.job_nonce = get<std::uint64_t>(d, kOffNonce);
@@ -122,9 +123,12 @@ Decoded decode(std::span<const std::byte> d) {
     h.shard_error = get<std::uint16_t>(d, kOffShardError);
     h.sender_estimate_us = get<std::uint32_t>(d, kOffEstimate);
     if (static_cast<std::size_t>(h.payload_len) != d.size() - kHeaderBytes) return {std::nullopt, DecodeError::bad_length};
+    // A repair request lists at least one chunk index, whole.
+    if (h.phase == Phase::repair && (h.payload_len == 0 || h.payload_len % sizeof(std::uint32_t) != 0))
+        return {std::nullopt, DecodeError::bad_length};
     // 0x7c00 and above: infinity, NaN or a sign bit, none of which to_half writes; a NaN taken in
     // would make every later error estimate NaN.
-    if (h.shard_error >= 0x7c00 || (h.phase == Phase::reduce_scatter && h.shard_error != 0))
+    if (h.shard_error >= 0x7c00 || (h.phase != Phase::all_gather && h.shard_error != 0))
         return {std::nullopt, DecodeError::bad_shard_error};
     return {h, DecodeError::too_short};
 }

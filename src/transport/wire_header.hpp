@@ -13,13 +13,19 @@
 namespace optireduce::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
-inline constexpr std::uint8_t kVersion = 2;  // 2: bytes 34-35 carry shard_error
+inline constexpr std::uint8_t kVersion = 3;  // 2: bytes 34-35 carry shard_error; 3: kEarly, repair
 inline constexpr std::size_t kHeaderBytes = 40;
 
-enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2 };
+// repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:
+// their indices, uint32 little-endian); the owner answers with ordinary all-gather datagrams.
+enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2, repair = 3 };
 
 enum Flags : std::uint8_t {
     kTail = 1u << 0,  // among the sender's last datagrams of this phase to this receiver
+    // All-gather only: sent before the sender's reduce-scatter closed (a chunk whose
+    // contributions were all in early). Receivers start the sender's phase-2 clock at its first
+    // datagram without this flag: the rest of its shard comes only after its reduce-scatter.
+    kEarly = 1u << 1,
 };
 
 struct Header {

@@ -192,10 +192,10 @@ static void case_drift(void) {
     printf("drift rank %d: loss %.3f, %d of %d ops differ across ranks, worst max-spread/rms %.4f, "
            "worst rms-spread/rms %.4f; drift estimate > 0 in %d ops, worst %.4f\n",
            g_rank, p, drifted, ops, worst, worst_rms, reported, worst_est);
-    if (p > 0) {
-        CHECK(drifted > 0, "no operation differed across ranks at loss %.3f", p);
-        CHECK(reported >= drifted, "%d ops drifted but only %d reported a drift estimate", drifted, reported);
-    }
+    if (p > 0) CHECK(reported >= drifted, "%d ops drifted but only %d reported a drift estimate", drifted, reported);
+    /* Phase-2 repair: holes in the all-gather are asked for again, so ranks differ in far fewer
+     * operations than the injected loss alone would make them (every one of these 40, at 5%). */
+    if (p > 0) CHECK(drifted <= ops / 2, "%d of %d ops differ across ranks at loss %.3f", drifted, ops, p);
     CHECK(zero_but_reported == 0, "drift reported in %d operations where the ranks agreed", zero_but_reported);
     free(in);
     free(out);

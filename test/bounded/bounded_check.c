@@ -1,11 +1,16 @@
 /* Bounded mode, checked for what it promises, with the library preloaded into this unmodified
  * MPI program: usage `bounded_check CASE`, the faults set by the test through OPTIREDUCE_FAULT_*.
  *
- *   loss      every call returns within its deadline; the loss the library reports matches the
- *             injected drop rate (binomial bound); identical inputs on every rank come back
+ *   loss      every call returns within its deadline; the reduce-scatter loss the library
+ *             reports matches the injected drop rate (binomial bound), the all-gather's is under
+ *             half of it (phase-2 repair); identical inputs on every rank come back
  *             exact whatever was lost (the estimators are exact there).
- *   straggler one rank sleeps before some operations: the others finish each call within
- *             deadline + slack, the late rank catches up, results already returned never change.
+ *   straggler one rank sleeps before some operations, longer than OPTIREDUCE_STRAGGLER_MAX_MS:
+ *             the others write it off and finish each call within the bound + deadline + slack,
+ *             the late rank catches up, results already returned never change.
+ *   skew      every rank computes (sleeps) a random time before each call, up to 4 times the
+ *             pinned deadline, and one rank starts the first call 1.5 s late: nothing is lost,
+ *             nobody is written off, every result is exact (compute skew is not network loss).
  *   duplicate duplicated datagrams are recognised and never counted twice: every operation that
  *             reports no loss is exact for inputs that differ per rank.
  *   soak      10,000 operations with random loss leave the resident memory flat.
@@ -65,21 +70,67 @@ static void case_loss(void) {
     CHECK(inexact == 0, "%d of %d results differ from the exact sum of identical inputs", inexact, ops);
     /* Two phases, each bounded by the pinned deadline, plus slack for a loaded 2-core host. */
     if (pinned > 0) CHECK(worst <= 2 * pinned + 150, "slowest call %.1f ms > 2 x %.0f ms deadline + 150 ms", worst, pinned);
-    const double expected = (double)(after.entries_expected_rs - before.entries_expected_rs) +
-                            (double)(after.entries_expected_ag - before.entries_expected_ag);
-    const double lost = (double)(after.entries_lost_rs - before.entries_lost_rs) +
-                        (double)(after.entries_lost_ag - before.entries_lost_ag);
+    /* The reduce-scatter loses what was dropped; the all-gather asks for its holes again
+     * (phase-2 repair), so it keeps only what was dropped twice or too late: well under p. */
+    const double expected = (double)(after.entries_expected_rs - before.entries_expected_rs);
+    const double lost = (double)(after.entries_lost_rs - before.entries_lost_rs);
     const double frac = expected > 0 ? lost / expected : 0;
+    const double expected_ag = (double)(after.entries_expected_ag - before.entries_expected_ag);
+    const double frac_ag = expected_ag > 0 ? (double)(after.entries_lost_ag - before.entries_lost_ag) / expected_ag : 0;
     /* Entries are lost a datagram (358 floats) at a time: binomial over datagrams, 5 sigma. Late
      * datagrams can only add loss, so the upper bound gets a small allowance for them. */
     const double datagrams = expected / 358.0;
     const double sigma = sqrt(p * (1 - p) / datagrams);
     CHECK(frac >= p - 5 * sigma && frac <= p + 5 * sigma + 0.005,
-          "reported loss %.5f outside the binomial bound of the injected %.3f (+-%.5f)", frac, p, 5 * sigma);
+          "reduce-scatter loss %.5f outside the binomial bound of the injected %.3f (+-%.5f)", frac, p, 5 * sigma);
+    CHECK(frac_ag <= p / 2 + 5 * sigma, "all-gather loss %.5f not under half the injected %.3f: repair did not work",
+          frac_ag, p);
     CHECK(after.datagrams_fault_dropped > before.datagrams_fault_dropped || p == 0, "no datagram was dropped");
-    printf("loss rank %d: injected %.3f reported %.5f (5 sigma %.5f), slowest call %.1f ms, dropped %llu, "
+    printf("loss rank %d: injected %.3f reported %.5f (5 sigma %.5f), all-gather after repair %.5f, slowest call "
+           "%.1f ms, dropped %llu, "
            "phases: %llu complete %llu early %llu deadline\n",
-           g_rank, p, frac, 5 * sigma, worst, (unsigned long long)(after.datagrams_fault_dropped - before.datagrams_fault_dropped),
+           g_rank, p, frac, 5 * sigma, frac_ag, worst, (unsigned long long)(after.datagrams_fault_dropped - before.datagrams_fault_dropped),
+           (unsigned long long)(after.phases_complete - before.phases_complete),
+           (unsigned long long)(after.phases_early_close - before.phases_early_close),
+           (unsigned long long)(after.phases_deadline - before.phases_deadline));
+    free(in);
+    free(out);
+}
+
+/* ---- skew ------------------------------------------------------------------------------------ */
+static void case_skew(void) {
+    const size_t n = 1 << 18;
+    const int ops = 30;
+    const double pinned = env_num("OPTIREDUCE_TIMEOUT_MS", 0);
+    const double max_skew_ms = 4 * pinned;
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    unsigned seed = 1234u + 77u * (unsigned)g_rank;
+    optireduce_stats_t before = stats();
+    int inexact = 0;
+    double slept = 0;
+    for (int op = 0; op < ops; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = same_value(i, op);
+        /* The "compute" of a training step: a different time on every rank and step. */
+        double ms = max_skew_ms * (double)rand_r(&seed) / RAND_MAX;
+        if (op == 0 && g_rank == g_size - 1) ms = 1500;  /* a slow first step (data loading) */
+        slept += ms;
+        usleep((useconds_t)(ms * 1000));
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        inexact += !exact_for_identical(out, n, op);
+    }
+    optireduce_stats_t after = stats();
+    const unsigned long long lost = (after.entries_lost_rs - before.entries_lost_rs) +
+                                    (after.entries_lost_ag - before.entries_lost_ag);
+    const unsigned long long expected = (after.entries_expected_rs - before.entries_expected_rs) +
+                                        (after.entries_expected_ag - before.entries_expected_ag);
+    CHECK(lost == 0, "%llu of %llu entries lost to compute skew on a lossless network", lost, expected);
+    CHECK(after.stragglers_written_off == before.stragglers_written_off, "%llu peers written off as stragglers",
+          (unsigned long long)(after.stragglers_written_off - before.stragglers_written_off));
+    CHECK(inexact == 0, "%d of %d results differ from the exact sum", inexact, ops);
+    CHECK(after.bounded_calls - before.bounded_calls == (uint64_t)ops, "not every call ran bounded");
+    printf("skew rank %d: %d calls, mean compute %.1f ms (up to %.0f ms, 1500 ms before the first on the last "
+           "rank), deadline %.0f ms: lost %llu of %llu entries, phases %llu complete %llu early %llu deadline\n",
+           g_rank, ops, slept / ops, max_skew_ms, pinned, lost, expected,
            (unsigned long long)(after.phases_complete - before.phases_complete),
            (unsigned long long)(after.phases_early_close - before.phases_early_close),
            (unsigned long long)(after.phases_deadline - before.phases_deadline));
@@ -128,6 +179,7 @@ static void case_straggler(void) {
         if (pinned > 0)
             CHECK(worst <= 2 * pinned + 150, "slowest on-time call %.1f ms > 2 x %.0f ms + 150 ms", worst, pinned);
         CHECK(mid.phases_deadline > before.phases_deadline, "never closed a phase at its deadline");
+        CHECK(mid.stragglers_written_off > before.stragglers_written_off, "never wrote the straggler off");
     }
     CHECK(after.engine_calls == mid.engine_calls + 1, "the catch-up call did not run in the engine");
     printf("straggler rank %d: slowest on-time call %.1f ms (straggler delay %.0f ms), deadline closes %llu, "
@@ -320,12 +372,13 @@ int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "";
     if (strcmp(which, "loss") == 0) case_loss();
     else if (strcmp(which, "straggler") == 0) case_straggler();
+    else if (strcmp(which, "skew") == 0) case_skew();
     else if (strcmp(which, "duplicate") == 0) case_duplicate();
     else if (strcmp(which, "soak") == 0) case_soak();
     else if (strcmp(which, "idle") == 0) case_idle();
     else if (strcmp(which, "timeline") == 0) case_timeline();
     else if (strcmp(which, "threads") == 0) case_threads(provided);
-    else CHECK(0, "unknown case '%s' (loss, straggler, duplicate, soak, idle)", which);
+    else CHECK(0, "unknown case '%s' (loss, straggler, skew, duplicate, soak, idle)", which);
     int failed = g_failed;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (g_rank == 0 && !failed) printf("PASS %s\n", which);

@@ -22,9 +22,10 @@ const DgramRouter::CommKey kKey{kNonce, kComm};
 
 std::vector<std::byte> datagram(std::uint32_t seq, std::uint32_t src, std::uint32_t chunk, std::size_t floats,
                                 float value, wire::Phase phase = wire::Phase::reduce_scatter,
-                                std::uint64_t nonce = kNonce, std::uint32_t comm = kComm) {
+                                std::uint64_t nonce = kNonce, std::uint32_t comm = kComm, std::uint8_t flags = 0) {
     wire::Header h;
     h.phase = phase;
+    h.flags = flags;
     h.job_nonce = nonce;
     h.comm_id = comm;
     h.seq = seq;
@@ -51,8 +52,7 @@ struct Fixture : ::testing::Test {
     void prepare(OpReceive &o, std::uint32_t seq) {
         o.seq = seq;
         o.floats_per_datagram = kF;
-        o.loss_hint.assign(3, 0);
-        o.shard_error.assign(3, 0);
+        o.size_for(3);
         const std::vector<std::uint32_t> chunks{0, 3, 3};
         for (int p = 0; p < 2; ++p) {
             o.dest[p] = {nullptr, slots.data() + 10, slots.data() + 20};
@@ -118,6 +118,30 @@ TEST_F(Fixture, EarlyDatagramsAreHeldAndReplayedWithinTheWindow) {
     router.open_op(kKey, &op);
     for (int i = 20; i < 24; ++i) EXPECT_EQ(slots[static_cast<std::size_t>(i)], 4.0f);
     EXPECT_EQ(op.map[0].received(2), 1u);
+    router.close_op(kKey, &op);
+}
+
+// Per-sender clocks: a held datagram starts its sender's clock when it arrived, not when it was
+// replayed; in the all-gather an early (pipelined) datagram does not start it, the first one
+// sent after the sender's reduce-scatter does, and so does an early tail.
+TEST_F(Fixture, SenderClocksStartAtTheirFirstDatagramAndNotOnEarlyOnes) {
+    prepare(op, 1);
+    feed(datagram(1, 2, 0, 4, 4.0f));  // held: operation 1 is not open yet
+    const Clock::time_point held_until = Clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    router.open_op(kKey, &op);
+    EXPECT_NE(op.started[0][2], Clock::time_point{});
+    EXPECT_LE(op.started[0][2], held_until);
+    EXPECT_EQ(op.started[0][1], Clock::time_point{});  // rank 1 has not sent anything
+    const auto ag = wire::Phase::all_gather;
+    feed(datagram(1, 1, 0, 4, 1.0f, ag, kNonce, kComm, wire::kEarly));
+    EXPECT_EQ(op.started[1][1], Clock::time_point{});
+    EXPECT_EQ(op.map[1].received(1), 1u);  // placed all the same
+    feed(datagram(1, 1, 1, 4, 1.0f, ag));
+    EXPECT_NE(op.started[1][1], Clock::time_point{});
+    feed(datagram(1, 2, 2, 2, 1.0f, ag, kNonce, kComm, wire::kEarly | wire::kTail));
+    EXPECT_NE(op.started[1][2], Clock::time_point{});
+    EXPECT_GE(op.last_from[1][2], op.started[1][2]);
     router.close_op(kKey, &op);
 }
 

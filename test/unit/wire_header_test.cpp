@@ -51,7 +51,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(1), 'R');
     EXPECT_EQ(byte(2), 'D');
     EXPECT_EQ(byte(3), 'G');
-    EXPECT_EQ(byte(4), 2u);     // version
+    EXPECT_EQ(byte(4), 3u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
     EXPECT_EQ(byte(7), 0x2au);  // loss hint
@@ -77,14 +77,22 @@ TEST(WireHeader, RejectsEachMalformation) {
     d[0] = std::byte{0};
     expect_error(d, DecodeError::bad_magic);
     d = good;
-    d[4] = std::byte{3};
+    d[4] = std::byte{2};
     expect_error(d, DecodeError::bad_version);
     d = good;
-    d[5] = std::byte{3};
+    d[5] = std::byte{4};
     expect_error(d, DecodeError::bad_phase);
     d = good;
     d[6] = std::byte{0x80};
     expect_error(d, DecodeError::reserved_set);
+    // kEarly is an all-gather flag: in the reduce-scatter it is refused.
+    Header rs = sample();
+    rs.phase = Phase::reduce_scatter;
+    rs.shard_error = 0;
+    rs.flags = kEarly;
+    expect_error(datagram(rs), DecodeError::reserved_set);
+    rs.phase = Phase::all_gather;
+    EXPECT_TRUE(decode(datagram(rs)).header.has_value());
     // shard_error (bytes 34-35, little-endian): infinity, NaN and a sign bit are refused, and so
     // is any nonzero value in the reduce-scatter; the largest finite value passes.
     for (const std::uint16_t bad : {0x7c00, 0x7e00, 0x8000, 0xbc00}) {
@@ -109,6 +117,27 @@ TEST(WireHeader, RejectsEachMalformation) {
 }
 
 // Random bytes never crash the parser, and whatever it accepts re-encodes to the same bytes.
+// A repair request: whole uint32 chunk indices, at least one; no flags, no shard error.
+TEST(WireHeader, RepairRequestsCarryWholeIndicesAndNothingElse) {
+    Header h = sample();
+    h.phase = Phase::repair;
+    h.flags = 0;
+    h.shard_error = 0;
+    h.payload_len = 8;
+    auto d = datagram(h);
+    EXPECT_TRUE(decode(d).header.has_value());
+    for (const std::uint16_t len : {0, 6}) {
+        h.payload_len = len;
+        EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_length) << len;
+    }
+    h.payload_len = 8;
+    h.flags = kTail;
+    EXPECT_EQ(decode(datagram(h)).error, DecodeError::reserved_set);
+    h.flags = 0;
+    h.shard_error = 0x3c00;
+    EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_shard_error);
+}
+
 TEST(WireHeader, RandomInputIsRejectedOrCanonical) {
     std::mt19937 rng(12345);
     int accepted = 0;

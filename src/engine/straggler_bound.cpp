@@ -1,0 +1,31 @@
+#include "engine/straggler_bound.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace optireduce {
+
+double StragglerBound::bound_ms() const {
+    if (s_.max_ms <= 0) return 0;
+    if (observed_ < kCalibrationOps) return s_.max_ms;
+    const double estimate = std::max(mean_ms_ + kDeviations * deviation_ms_, kPeakMargin * peak_ms_);
+    return std::clamp(multiple_ * estimate, std::min(kFloorMs, s_.max_ms), s_.max_ms);
+}
+
+void StragglerBound::observe(double lateness_ms, bool wrote_off) {
+    // A peer written off started later than the bound, by how much we do not know: the bound
+    // itself is the least it was.
+    const double sample = std::max(lateness_ms, wrote_off && observed_ > 0 ? bound_ms() : 0.0);
+    peak_ms_ = std::max(sample, peak_ms_ * kPeakDecay);
+    if (observed_ == 0) {
+        mean_ms_ = sample;
+        deviation_ms_ = sample / 2;
+    } else {
+        deviation_ms_ += kSmoothing * (std::abs(sample - mean_ms_) - deviation_ms_);
+        mean_ms_ += kSmoothing * (sample - mean_ms_);
+    }
+    ++observed_;
+    multiple_ = wrote_off ? std::min(multiple_ * kWiden, kMaxMultiple) : std::max(multiple_ * kNarrow, kMinMultiple);
+}
+
+}  // namespace optireduce

@@ -1,0 +1,65 @@
+// The straggler bound: the maximum while calibrating (a job's first steps lose nothing), then
+// above the skew the job shows, widening when a peer had to be written off, never beyond the
+// user's maximum, and off (0) when the maximum is 0.
+#include "engine/straggler_bound.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace optireduce {
+namespace {
+
+TEST(StragglerBound, MaximumWhileCalibrating) {
+    StragglerBound b(StragglerSettings{10000});
+    for (int i = 0; i < StragglerBound::kCalibrationOps; ++i) {
+        EXPECT_EQ(b.bound_ms(), 10000);
+        b.observe(20, false);
+    }
+    EXPECT_LT(b.bound_ms(), 10000);
+}
+
+TEST(StragglerBound, CoversTheSkewTheJobShows) {
+    // Start-time spreads uniform in [0, 400) ms, as the MPI skew test: the bound stays above
+    // every one of them once learned.
+    StragglerBound b(StragglerSettings{10000});
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> spread(0, 400);
+    int exceeded = 0;
+    for (int i = 0; i < 1000; ++i) {
+        const double s = spread(rng);
+        if (i >= 20 && s > b.bound_ms()) ++exceeded;
+        b.observe(s, false);
+    }
+    EXPECT_EQ(exceeded, 0);
+    EXPECT_LT(b.bound_ms(), 1000);  // and not far above it
+}
+
+TEST(StragglerBound, SmallSkewSmallBoundAtLeastTheFloor) {
+    StragglerBound b(StragglerSettings{10000});
+    for (int i = 0; i < 200; ++i) b.observe(0.2, false);
+    EXPECT_GE(b.bound_ms(), StragglerBound::kFloorMs);
+    EXPECT_LT(b.bound_ms(), 10 * StragglerBound::kFloorMs);
+}
+
+TEST(StragglerBound, WidensWhenAPeerIsWrittenOffAndNarrowsAfter) {
+    StragglerBound b(StragglerSettings{10000});
+    for (int i = 0; i < 200; ++i) b.observe(10, false);
+    const double before = b.bound_ms();
+    b.observe(10, true);
+    EXPECT_GE(b.bound_ms(), 2 * before);
+    for (int i = 0; i < 300; ++i) b.observe(10, false);
+    EXPECT_NEAR(b.bound_ms(), before, 0.5 * before);
+}
+
+TEST(StragglerBound, NeverAboveTheMaximumAndOffAtZero) {
+    StragglerBound capped(StragglerSettings{100});
+    for (int i = 0; i < 50; ++i) capped.observe(5000, true);
+    EXPECT_EQ(capped.bound_ms(), 100);
+    StragglerBound off(StragglerSettings{0});
+    off.observe(50, true);
+    EXPECT_EQ(off.bound_ms(), 0);
+}
+
+}  // namespace
+}  // namespace optireduce
