@@ -78,7 +78,7 @@ std::string parse_range(std::string_view text, Options& out)
 
 std::string parse_options(int argc, char** argv, Options& out)
 {
-    enum { opt_in_place = 256, opt_csv, opt_progress, opt_passthrough, opt_compute };
+    enum { opt_in_place = 256, opt_csv, opt_progress, opt_passthrough, opt_compute, opt_skew, opt_sleep };
     static const option long_options[] = {
         {"message-size", required_argument, nullptr, 'm'},
         {"iterations", required_argument, nullptr, 'i'},
@@ -86,6 +86,8 @@ std::string parse_options(int argc, char** argv, Options& out)
         {"validate", no_argument, nullptr, 'c'},
         {"in-place", no_argument, nullptr, opt_in_place},
         {"compute-ms", required_argument, nullptr, opt_compute},
+        {"skew-ms", required_argument, nullptr, opt_skew},
+        {"compute-sleep", no_argument, nullptr, opt_sleep},
         {"csv", required_argument, nullptr, opt_csv},
         {"progress", no_argument, nullptr, opt_progress},
         {"passthrough-overhead", no_argument, nullptr, opt_passthrough},
@@ -120,13 +122,19 @@ std::string parse_options(int argc, char** argv, Options& out)
         case opt_csv:
             out.csv_path = optarg;
             break;
-        case opt_compute: {
+        case opt_compute:
+        case opt_skew: {
+            const char* name = c == opt_compute ? "--compute-ms" : "--skew-ms";
+            double& ms = c == opt_compute ? out.compute_ms : out.skew_ms;
             char* end = nullptr;
-            out.compute_ms = std::strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || !(out.compute_ms >= 0 && out.compute_ms <= 60000))
-                return "--compute-ms: expected milliseconds from 0 to 60000, got '" + std::string(optarg) + "'";
+            ms = std::strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(ms >= 0 && ms <= 60000))
+                return std::string(name) + ": expected milliseconds from 0 to 60000, got '" + optarg + "'";
             break;
         }
+        case opt_sleep:
+            out.compute_sleep = true;
+            break;
         case opt_progress:
             out.progress = true;
             break;
@@ -168,6 +176,8 @@ void print_usage(std::FILE* to, const char* argv0)
         "      --compute-ms MS         before each call every rank computes (spins) for MS ms,\n"
         "                              +-25%% drawn per rank and call, as a training step does: ranks\n"
         "                              reach each allreduce at different times; only the call is timed\n"
+        "      --skew-ms MS            plus up to MS ms more, uniform per rank and call (a slower rank)\n"
+        "      --compute-sleep         the compute sleeps instead of spinning (a GPU job's host cores)\n"
         "      --csv FILE              rank 0 writes size,mode,iteration,latency_us per timed call\n"
         "      --progress              show a progress line (on stdout) although rank 0 sees no\n"
         "                              terminal, as under mpirun and mpiexec; without it, one shows on\n"

@@ -16,6 +16,8 @@ struct Options {
     bool validate = false;
     bool in_place = false;
     double compute_ms = 0; // work before each call, as a training step's (with skew between ranks)
+    double skew_ms = 0;    // extra work, uniform in [0, skew_ms) per rank and call
+    bool compute_sleep = false; // the work sleeps instead of spinning
     bool progress = false; // force the progress line: launchers hide the terminal from ranks
     bool passthrough_overhead = false;
     bool help = false;

@@ -48,9 +48,10 @@ void print_sweep_notes(const Options& options)
     std::printf("# data:       MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, %s%s\n",
                 options.in_place ? "MPI_IN_PLACE (refilled before each call)" : "separate send and receive buffers",
                 options.validate ? ", every result checked against PMPI_Allreduce" : "");
-    if (options.compute_ms > 0)
-        std::printf("# compute:    %g ms +-25%% spun on every rank before each call (ranks arrive apart)\n",
-                    options.compute_ms);
+    if (options.compute_ms > 0 || options.skew_ms > 0)
+        std::printf("# compute:    %g ms +-25%% plus 0..%g ms %s on every rank before each call (ranks arrive "
+                    "apart)\n",
+                    options.compute_ms, options.skew_ms, options.compute_sleep ? "slept" : "spun");
     std::printf("# timing:     per size both modes run back to back, the first one alternating; calls are\n"
                 "#             timed one by one, no barrier between them; an iteration's latency is that\n"
                 "#             of its slowest rank\n");

@@ -57,7 +57,8 @@ int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm
     const std::size_t max_count = static_cast<std::size_t>(plan.back().count);
     std::vector<float> input(max_count), output(max_count);
     fill_inputs(input, rank);
-    const StepBuffers buffers{input, output, options.in_place, options.compute_ms};
+    const StepBuffers buffers{input, output, options.in_place, options.compute_ms, options.skew_ms,
+                              options.compute_sleep};
 
     const SweepTable table(ranks, options.validate);
     if (rank == 0) {

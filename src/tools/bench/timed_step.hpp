@@ -15,6 +15,8 @@ struct StepBuffers {
     std::span<float> output;
     bool in_place = false;
     double compute_ms = 0; // spun before each call, +-25% per rank and call (--compute-ms)
+    double skew_ms = 0;    // plus up to this much more, uniform per rank and call (--skew-ms)
+    bool compute_sleep = false; // sleep instead of spinning (--compute-sleep)
 };
 
 // Collective. Returns, on rank 0, each timed iteration's latency in microseconds on the slowest
