@@ -400,7 +400,7 @@ void BoundedOperation::finish_phase(int phase, Close how) {
         for (std::uint32_t c = 0; c < map.chunks(i); ++c)
             if (!map.test(i, c)) {
                 lost += segment_of(len, F, c).count;
-                if (listing && missing.size() < 120) missing += " " + std::to_string(c);
+                if (listing && missing.size() < 120) missing.append(" ").append(std::to_string(c));  // (not " " + ...: GCC 12 -O3 warns falsely)
             }
         OPTIREDUCE_LOG(debug, "op %u phase %d: from rank %d missing %u of %u chunks:%s", seq_, phase + 1, s,
                        map.chunks(i) - map.received(i), map.chunks(i), missing.c_str());

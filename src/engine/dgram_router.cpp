@@ -103,6 +103,17 @@ void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d)
     // loses those datagrams, which its deadline then treats like any other loss.
     if (seq - c.next_open >= kHeldAheadOps || c.held_bytes + d.size() > kHeldBytesPerComm) {
         bump(process_stats().datagrams_held_dropped);
+        // Peers this far ahead do not wait for this rank: it is a straggler beyond their
+        // straggler bound, every operation, and loses most of what they send it. Say so once.
+        if (!c.warned_behind) {
+            c.warned_behind = true;
+            OPTIREDUCE_LOG(warn,
+                           "peers are %u operations ahead of this rank on a communicator: their datagrams are "
+                           "dropped here (datagrams_held_dropped). This rank is slower every step (more work "
+                           "than the others, e.g. evaluation or logging on rank 0) by more than "
+                           "OPTIREDUCE_STRAGGLER_MAX_MS; balance the work or raise that maximum",
+                           seq - c.next_open + 1);
+        }
         return;
     }
     std::vector<std::byte> &buf = c.held[seq];

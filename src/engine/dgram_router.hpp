@@ -141,6 +141,7 @@ private:
         // Raw datagrams, each prefixed by its length and arrival time.
         std::map<std::uint32_t, std::vector<std::byte>> held;
         std::size_t held_bytes = 0;
+        bool warned_behind = false;  // held datagrams dropped: logged once
         // Recently closed operations, by sequence modulo the ring, for near-miss accounting.
         struct Closed {
             std::uint32_t seq = 0;
