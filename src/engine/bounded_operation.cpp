@@ -139,6 +139,8 @@ std::string BoundedOperation::run() {
 
     const Clock::time_point start2 = Clock::now();
     start_[1] = start2;
+    rs_all_started_ = start_[0];
+    for (const Clock::time_point t : rx_.started[0]) rs_all_started_ = std::max(rs_all_started_, t);
     gather.set_shard_error(own_shard_error_);
     gather.set_early(false);
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
@@ -194,20 +196,23 @@ void BoundedOperation::ask_repairs() {
 
 Clock::time_point BoundedOperation::sender_end(int phase, std::size_t s) const {
     const Clock::time_point started = rx_.started[phase][s];
-    // Started: the deadline bounds how long its data take on the network from there.
-    if (started != Clock::time_point{}) return after_ms(started, deadline_ms_[phase]);
-    // Not started: still computing, or preempted. The reduce-scatter waits for it up to the
-    // straggler bound, from our own start (never less than the deadline: a peer a little behind
-    // us is not a straggler).
-    if (phase == 0) return after_ms(start_[0], std::max(straggler_ms_, deadline_ms_[0]));
-    // The all-gather: its owner sends the rest of its shard once its own reduce-scatter closed.
-    // It started that as late behind us as its first datagram was, and its reduce-scatter waits
-    // for the same peers as ours: it closes about as long after its start as ours did after
-    // ours. Its data then get the deadline. An owner we never heard from in the reduce-scatter
-    // was written off there: a deadline from our start.
-    Clock::time_point end = after_ms(start_[1], deadline_ms_[1]);
-    if (const Clock::time_point heard = rx_.started[0][s]; heard != Clock::time_point{})
-        end = std::max(end, after_ms(heard + (start_[1] - start_[0]), deadline_ms_[1]));
+    if (phase == 0) {
+        // Started: the deadline bounds how long its data take on the network from there.
+        if (started != Clock::time_point{}) return after_ms(started, deadline_ms_[0]);
+        // Not started: still computing, or preempted. It is waited for up to the straggler
+        // bound, from our own start (never less than the deadline: a peer a little behind us
+        // is not a straggler).
+        return after_ms(start_[0], std::max(straggler_ms_, deadline_ms_[0]));
+    }
+    // The all-gather. An owner sends the rest of its shard once its own reduce-scatter closed,
+    // which is once the data of the last rank to start have arrived: no later than that start
+    // (as seen here) + the reduce-scatter deadline, as for us. Its data then get the all-gather
+    // deadline, and never less than that from its first datagram after its reduce-scatter.
+    // Plus the owner's turnaround (woken, reduce, send): on a host whose cores are shared it
+    // waits for one for milliseconds, longer than a small message's deadlines.
+    Clock::time_point end = after_ms(std::max(start_[1], rs_all_started_),
+                                     deadline_ms_[0] + deadline_ms_[1] + kOwnerTurnaroundMs);
+    if (started != Clock::time_point{}) end = std::max(end, after_ms(started, deadline_ms_[1]));
     return end;
 }
 
@@ -427,7 +432,9 @@ void BoundedOperation::finish_phase(int phase, Close how) {
         const Clock::time_point started = rx_.started[phase][i];
         if (map.chunks(i) == 0) continue;
         if (started == Clock::time_point{}) {
-            if (map.received(i) < map.chunks(i) && how == Close::deadline) {
+            // A straggler is a peer silent in the reduce-scatter; an owner whose all-gather
+            // did not start in time is late on the network like any other.
+            if (phase == 0 && map.received(i) < map.chunks(i) && how == Close::deadline) {
                 wrote_off_ = true;
                 bump(ps.stragglers_written_off);
             }

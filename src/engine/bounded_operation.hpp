@@ -57,13 +57,15 @@ private:
     // Waits for the phase to close. In the reduce-scatter, `gather` gets each chunk of our shard
     // whose contributions are all in, reduced, and sends it on (pipelined phases).
     Close wait_phase(int phase, StreamSender *gather);
-    // When `phase` may close at the latest as far as sender s is concerned: its deadline from
-    // its first datagram, or, while it has not started, the straggler bound.
+    // When `phase` may close at the latest as far as sender s is concerned: in the
+    // reduce-scatter its deadline from its first datagram, or, while it has not started, the
+    // straggler bound; in the all-gather both deadlines after the last reduce-scatter start.
     Clock::time_point sender_end(int phase, std::size_t s) const;
     void pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
     // Asks each owner whose all-gather stream has holes for the missing chunks (once).
     void ask_repairs();
     static constexpr double kRepairMinMs = 2, kRepairQuiets = 4;
+    static constexpr double kOwnerTurnaroundMs = 5;
     // The chunks of our shard not reduced while the phase ran, estimated where contributions
     // are missing; each is handed to `gather`.
     void reduce_own_shard(StreamSender &gather);
@@ -96,6 +98,7 @@ private:
     std::vector<std::uint64_t> sent_bytes_;
     std::vector<double> send_seconds_;
     Clock::time_point start_[2]{};  // of each phase, at this rank
+    Clock::time_point rs_all_started_{};  // the last reduce-scatter start seen here, ours included
     double deadline_ms_[2] = {0, 0};  // per sender, from its start
     double straggler_ms_ = 0;         // for a peer that has not started
     bool wrote_off_ = false;          // a peer that never started was written off

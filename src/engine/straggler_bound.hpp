@@ -24,8 +24,10 @@ public:
     static constexpr double kSmoothing = 0.25;
     static constexpr double kDeviations = 4;
     static constexpr double kMinMultiple = 1.0, kMaxMultiple = 8.0;
-    static constexpr double kWiden = 2.0, kNarrow = 0.97;
-    static constexpr double kPeakMargin = 1.5, kPeakDecay = 0.99;  // per operation
+    static constexpr double kWiden = 2.0, kNarrow = 0.995;
+    // Per operation: a peak is forgotten over a few hundred operations (a training step is
+    // often several allreduces, only the first of which carries the step's skew).
+    static constexpr double kPeakMargin = 2.0, kPeakDecay = 0.998;
     // Never below this: a few ms of scheduling noise is not worth a lost contribution.
     static constexpr double kFloorMs = 5;
 

@@ -176,8 +176,13 @@ static void case_straggler(void) {
     CHECK(changed == 0, "%d returned results changed after their call returned", changed);
     if (g_rank != late_rank) {
         CHECK(worst < delay, "an on-time rank waited %.1f ms, as long as the straggler's %.0f ms delay", worst, delay);
+        /* The reduce-scatter waits for the straggler up to its bound, the all-gather then gives
+         * the owners both deadlines (+ 5 ms turnaround) after the last start: the design's
+         * bound, plus slack for a loaded 2-core host. */
+        const double bound = env_num("OPTIREDUCE_STRAGGLER_MAX_MS", 0);
         if (pinned > 0)
-            CHECK(worst <= 2 * pinned + 150, "slowest on-time call %.1f ms > 2 x %.0f ms + 150 ms", worst, pinned);
+            CHECK(worst <= bound + 2 * pinned + 5 + 150, "slowest on-time call %.1f ms > %.0f ms bound + 2 x %.0f ms "
+                  "+ 155 ms", worst, bound, pinned);
         CHECK(mid.phases_deadline > before.phases_deadline, "never closed a phase at its deadline");
         CHECK(mid.stragglers_written_off > before.stragglers_written_off, "never wrote the straggler off");
     }

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# bench-training.sh: time-to-accuracy of data-parallel training (scripts/train/train.py) on the
+# emulated cloud (scripts/cloud/, 4 hosts, 1 Gbit/s each way) for four gradient allreduces:
+#   native   mpi4py on Open MPI, no library
+#   bounded  the same job with liboptireduce.so preloaded, OPTIREDUCE_MODE=bounded
+#   exact    ... OPTIREDUCE_MODE=exact
+#   gloo     torch.distributed's Gloo (rank 0 on ordemo-h0, 10.77.0.10, interface eth0)
+# under each condition:
+#   clean    no loss
+#   loss     1% of packets dropped on arrival at every host
+#   tail     a background loop cuts one random host's link (to TAIL_RATE_MIN..MAX mbit for
+#            TAIL_MS_MIN..MAX ms, every TAIL_GAP_MS_MIN..MAX ms) during every run
+# The back-ends run with the same seeds and hyper-parameters, interleaved per seed (the order
+# rotates with the seed). Writes OUTDIR/<condition>/<backend>-s<seed>.{csv,log,stats,net}
+# (per-iteration CSV, the job's output with its RESULT line, the library's stats summary, the
+# cloud's counters after the run), .events for the tail condition, and OUTDIR/results.txt (one
+# "condition RESULT {...}" line per run), then runs scripts/train/summarize-training.py OUTDIR
+# for the tables (OUTDIR/training.md) and plots. Needs root; brings the cloud up per condition and always tears it down, and
+# refuses to start while another emulated cloud is up.
+#   usage: scripts/train/bench-training.sh OUTDIR [BUILD_DIR] [--seeds N]
+#            [--conditions clean,loss,tail] [--backends native,bounded,exact,gloo] [--quick]
+# Extra train.py options can be given in TRAIN_ARGS (e.g. TRAIN_ARGS="--max-iters 100").
+set -euo pipefail
+here=$(cd "$(dirname -- "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cloud=$repo/scripts/cloud
+python=${PYTHON:-/usr/bin/python3}  # Debian's python3-torch etc. live in the system Python
+backends=(native bounded exact gloo)
+hosts=4
+
+usage() {
+  cat <<USAGE
+usage: $(basename -- "$0") OUTDIR [BUILD_DIR] [--seeds N] [--conditions LIST] [--backends LIST]
+          [--quick]
+  BUILD_DIR     the build with wrappers/liboptireduce.so (default: the repository's build/)
+  --seeds       seeds 1..N, each running every back-end (default 3)
+  --conditions  which network conditions, in this order (default clean,loss,tail)
+  --backends    which back-ends (default native,bounded,exact,gloo)
+  --quick       30 iterations at most, target accuracy 0.9: a few minutes per condition
+USAGE
+}
+
+out='' build=$repo/build seeds=3 conditions=clean,loss,tail quick=0
+while (($#)); do
+  case $1 in
+    --seeds) seeds=${2:?--seeds needs a value}; shift 2 ;;
+    --conditions) conditions=${2:?--conditions needs a value}; shift 2 ;;
+    --backends) IFS=, read -r -a backends <<<"${2:?--backends needs a value}"; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    -*) usage >&2; exit 2 ;;
+    *) if [[ -z $out ]]; then out=$1; else build=$1; fi; shift ;;
+  esac
+done
+[[ -n $out ]] || { usage >&2; exit 2; }
+[[ $seeds =~ ^[1-9][0-9]*$ ]] || { echo "--seeds must be a positive number" >&2; exit 2; }
+IFS=, read -r -a conds <<<"$conditions"
+for c in "${conds[@]}"; do
+  [[ $c =~ ^(clean|loss|tail)$ ]] ||
+    { echo "unknown condition '$c' (clean, loss, tail)" >&2; exit 2; }
+done
+for b in "${backends[@]}"; do
+  [[ $b =~ ^(native|bounded|exact|gloo)$ ]] ||
+    { echo "unknown back-end '$b' (native, bounded, exact, gloo)" >&2; exit 2; }
+done
+lib=$build/wrappers/liboptireduce.so
+[[ -f $lib ]] || { echo "build first: $lib is missing" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || { echo "needs root (network namespaces)" >&2; exit 1; }
+"$python" -c "import torch, mpi4py, sklearn" ||
+  { echo "$python needs torch, mpi4py and sklearn (scripts/install-deps.sh)" >&2; exit 1; }
+# up.sh would tear down a cloud someone else is measuring on.
+if ip netns list | grep -q '^ordemo-'; then
+  echo "an emulated cloud is already up (ip netns list shows ordemo-*): someone else's run?" \
+    "Wait for it, or remove it with scripts/cloud/down.sh if it is a leftover" >&2
+  exit 1
+fi
+
+# Hyper-parameters: the same for every back-end and seed. --quick stops at a lower target and
+# fewer iterations, to prove the pipeline in a few minutes per condition.
+train_args=(--batch 32 --lr 0.01 --bucket-mb 25 --eval-every 5 --drift-every 20 --max-iters 200
+            --target-acc 0.95)
+limit=600
+if ((quick)); then
+  train_args+=(--max-iters 30 --target-acc 0.9 --drift-every 0)
+  limit=300
+fi
+# shellcheck disable=SC2206  # TRAIN_ARGS is a list of words
+train_args+=(${TRAIN_ARGS:-})
+
+# The tail condition's link cuts (see tail_loop). An iteration takes about 1.8 s here (1.2 s of
+# it native allreduce), so cuts shorter than an iteration barely show: 100-200 Mbit/s for
+# 0.3-1 s every 1-3 s gave native a P99/P50 of 1.6 and moved its median. These values slow about
+# one iteration in five, by 1-3.5 s: native's P99/P50 came out at 2.74 and 2.76 (two seeds).
+: "${TAIL_RATE_MIN:=50}" "${TAIL_RATE_MAX:=100}" "${TAIL_MS_MIN:=1500}" "${TAIL_MS_MAX:=3500}"
+: "${TAIL_GAP_MS_MIN:=5000}" "${TAIL_GAP_MS_MAX:=10000}"
+
+mkdir -p "$out"
+tail_pid='' job=''
+# The job runs in the background and the script waits for it, so that SIGTERM or Ctrl-C reach
+# this script at once (bash runs traps only between commands), and mpirun.sh gets to clean up.
+cleanup() {
+  if [[ -n $job ]]; then
+    kill -TERM "$job" 2>/dev/null || true
+    wait "$job" 2>/dev/null || true
+  fi
+  stop_tail
+  "$cloud/down.sh" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+rand_between() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }
+# In the background and waited for, so that tail_loop's SIGTERM trap runs at once, not after up to
+# TAIL_GAP_MS_MAX of sleep.
+sleep_ms() {
+  sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))" &
+  wait $!
+}
+
+# Every gap, one random host's link drops to a random rate for a random time, then back to
+# 1gbit; each cut is logged as "seconds-since-start unix-time host rate_mbit duration_ms". Seeded,
+# so every back-end of one seed meets the same sequence (relative to its launch).
+# Runs in the background until stop_tail's SIGTERM, which bash acts on once the set.sh in progress,
+# if any, is over: no set.sh is left running behind stop_tail's restore.
+tail_loop() { # seed events-file
+  local t0=$EPOCHREALTIME host rate ms
+  trap 'exit 0' TERM
+  RANDOM=$1
+  echo "# t_s unix_s host rate_mbit ms" >"$2"
+  while true; do
+    sleep_ms "$(rand_between "$TAIL_GAP_MS_MIN" "$TAIL_GAP_MS_MAX")"
+    host=$((RANDOM % hosts))
+    rate=$(rand_between "$TAIL_RATE_MIN" "$TAIL_RATE_MAX")
+    ms=$(rand_between "$TAIL_MS_MIN" "$TAIL_MS_MAX")
+    "$cloud/set.sh" --host "$host" --rate "${rate}mbit" >/dev/null
+    awk -v t="$EPOCHREALTIME" -v t0="$t0" -v h="$host" -v r="$rate" -v ms="$ms" \
+      'BEGIN { printf "%.3f %.3f %d %d %d\n", t - t0, t, h, r, ms }' >>"$2"
+    sleep_ms "$ms"
+    "$cloud/set.sh" --host "$host" --rate 1gbit >/dev/null
+  done
+}
+
+start_tail() { # seed events-file
+  tail_loop "$@" &
+  tail_pid=$!
+}
+
+# Stops the loop (even in the middle of a cut) and puts every link back to 1gbit.
+stop_tail() {
+  [[ -n $tail_pid ]] || return 0
+  kill "$tail_pid" 2>/dev/null || true
+  wait "$tail_pid" 2>/dev/null || true
+  tail_pid=''
+  "$cloud/set.sh" --rate 1gbit >/dev/null
+}
+
+bring_up() { # condition
+  local loss=0
+  if [[ $1 == loss ]]; then loss=0.01; fi
+  "$cloud/up.sh" "$hosts" --rate 1gbit --loss "$loss"
+}
+
+run_count=0
+run_one() { # condition seed backend
+  local cond=$1 seed=$2 backend=$3 base env=() extra=() status=0 t0=$SECONDS
+  base=$out/$cond/$backend-s$seed
+  run_count=$((run_count + 1))
+  case $backend in
+    native) ;;
+    bounded|exact) env=(LD_PRELOAD="$lib" OPTIREDUCE_MODE="$backend" OPTIREDUCE_STATS=1) ;;
+    gloo) extra=(--backend gloo --master-addr 10.77.0.10 --master-port $((29500 + run_count))
+                 --gloo-ifname eth0) ;;
+  esac
+  if [[ $cond == tail ]]; then start_tail "$seed" "$base.events"; fi
+  env "${env[@]}" "$cloud/mpirun.sh" "$hosts" --timeout "$limit" -- "$python" "$here/train.py" \
+    "${train_args[@]}" "${extra[@]}" --seed "$seed" --label "$backend" --csv "$base.csv" \
+    >"$base.log" 2>&1 &
+  job=$!
+  wait "$job" || status=$?
+  job=''
+  stop_tail
+  "$cloud/stats.sh" >"$base.net" 2>&1 || true
+  grep '^optireduce\[0\] stats:' "$base.log" >"$base.stats" || true
+  if result=$(grep -m1 '^RESULT ' "$base.log"); then
+    echo "$cond $result" >>"$out/results.txt"
+    echo "   $backend seed $seed: $(summary_of "$result") ($((SECONDS - t0)) s)"
+  else
+    echo "   $backend seed $seed: FAILED (exit $status, $((SECONDS - t0)) s), see $base.log"
+    echo "$cond FAILED $backend $seed exit=$status" >>"$out/results.txt"
+  fi
+}
+
+summary_of() { # RESULT line -> a few numbers
+  "$python" -c 'import json, sys
+r = json.loads(sys.argv[1].split(" ", 1)[1])
+f = lambda v, s: "-" if v is None else s % v
+print("target %s s, acc %s, %d iters, iter p50 %s ms p99 %s ms, lost %s, spread %s" % (
+    f(r["time_to_target_s"], "%.1f"), f(r["final_acc"], "%.4f"), r["iters"],
+    f(r["iter_ms_p50"], "%.0f"), f(r["iter_ms_p99"], "%.0f"), f(r["entries_lost_frac"], "%.2e"),
+    f(r["checksum_spread"], "%.3g")))' "$1"
+}
+
+{
+  echo "started $(date -Is) on $(uname -n), $(nproc) cores; build $build"
+  echo "train.py ${train_args[*]}"
+  echo "seeds 1..$seeds, conditions ${conds[*]}, back-ends ${backends[*]}, quick $quick"
+  if [[ " ${conds[*]} " == *" tail "* ]]; then
+    echo "tail: ${TAIL_RATE_MIN}-${TAIL_RATE_MAX} mbit for ${TAIL_MS_MIN}-${TAIL_MS_MAX} ms" \
+      "every ${TAIL_GAP_MS_MIN}-${TAIL_GAP_MS_MAX} ms"
+  fi
+} | tee "$out/setup.txt"
+for cond in "${conds[@]}"; do
+  mkdir -p "$out/$cond"
+  echo "== $cond"
+  bring_up "$cond"
+  for ((seed = 1; seed <= seeds; seed++)); do
+    for ((k = 0; k < ${#backends[@]}; k++)); do
+      run_one "$cond" "$seed" "${backends[(k + seed - 1) % ${#backends[@]}]}"
+    done
+  done
+  "$cloud/down.sh"
+done
+# The tables and plots, so one command reproduces the whole of docs/results.md's section.
+"$python" "$here/summarize-training.py" "$out" >/dev/null
+echo "results in $out; tables and plots: $out/training.md, $out/*.png"

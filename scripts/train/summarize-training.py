@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""Tables and plots of a scripts/train/bench-training.sh run.
+
+usage: scripts/train/summarize-training.py OUTDIR
+
+Reads OUTDIR/<condition>/<backend>-s<seed>.log (the RESULT line) and .csv (per iteration), and
+writes OUTDIR/training.md: per condition, one row per back-end with time to the target accuracy
+(mean over the seeds that reached it, and each seed's), the speed-up of that mean against native
+Open MPI and against Gloo, final accuracy, iteration time P50 / P99 and their ratio (over every
+iteration of every seed, less the first --skip-iters of each), the fraction of gradient entries
+the library lost (and the all-gather's share: the only loss that makes replicas differ), the
+peers written off as stragglers, the final replica drift and the parameter-checksum spread across ranks. Plots
+(matplotlib, Agg): OUTDIR/accuracy-<condition>.png, test accuracy against training time, and
+OUTDIR/iter-cdf-<condition>.png, the CDF of iteration times.
+"""
+import csv
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+BACKENDS = ["native", "bounded", "exact", "gloo"]
+CONDITIONS = {
+    "clean": "clean network (4 hosts, 1 Gbit/s)",
+    "loss": "1% packet loss on arrival at every host",
+    "tail": "tail: one random host's link slowed at random moments (see setup.txt)",
+}
+COLORS = {"native": "tab:blue", "bounded": "tab:red", "exact": "tab:green", "gloo": "tab:orange"}
+
+
+def load_runs(outdir):
+    """{condition: {backend: [run]}}; a run is the RESULT dict plus 'rows' (its CSV rows)."""
+    runs = {}
+    for log in sorted(glob.glob(os.path.join(outdir, "*", "*-s*.log"))):
+        cond = os.path.basename(os.path.dirname(log))
+        m = re.match(r"(.+)-s(\d+)\.log$", os.path.basename(log))
+        backend, seed = m.group(1), int(m.group(2))
+        result = read_result(log)
+        if result is None:
+            result = {"label": backend, "seed": seed, "failed": True}
+        path = log[:-len(".log")] + ".csv"
+        result["rows"] = read_csv(path) if os.path.exists(path) else []
+        runs.setdefault(cond, {}).setdefault(backend, []).append(result)
+    return runs
+
+
+def read_result(log):
+    with open(log, errors="replace") as f:
+        for line in f:
+            if line.startswith("RESULT "):
+                return json.loads(line[len("RESULT "):])
+    return None
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def pct(values, q):
+    s = sorted(values)
+    if not s:
+        return None
+    k = q / 100.0 * (len(s) - 1)  # linear interpolation, as numpy's default
+    lo = int(k)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def iter_times(run):
+    skip = 5  # train.py's --skip-iters default: the first iterations set things up
+    return [float(r["iter_ms"]) for r in run["rows"][skip:]]
+
+
+def fmt(v, spec):
+    return "–" if v is None else spec % v
+
+
+def mean_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.mean(values) if values else None
+
+
+def max_or_none(values):
+    return max((v for v in values if v is not None), default=None)
+
+
+def row_stats(runs):
+    """The numbers of one table row (one back-end under one condition)."""
+    ok = [r for r in runs if not r.get("failed")]
+    ttt = [r.get("time_to_target_s") for r in sorted(ok, key=lambda r: r["seed"])]
+    times = [t for r in ok for t in iter_times(r)]
+    p50, p99 = pct(times, 50), pct(times, 99)
+    lost = [r.get("entries_lost_frac") for r in ok]
+    # Both phases carry the same number of entries: half of entries_expected is the all-gather's.
+    lost_ag = [r["entries_lost_ag"] / (r["entries_expected"] / 2)
+               for r in ok if r.get("entries_lost_ag") is not None and r.get("entries_expected")]
+    return {
+        "seeds": len(runs), "failed": len(runs) - len(ok),
+        "reached": sum(t is not None for t in ttt), "ttt_mean": mean_or_none(ttt), "ttt": ttt,
+        "acc": mean_or_none([r.get("final_acc") for r in ok]),
+        "p50": p50, "p99": p99, "ratio": p99 / p50 if p50 else None,
+        "lost": mean_or_none(lost), "lost_ag": mean_or_none(lost_ag),
+        "written_off": sum(r.get("stragglers_written_off") or 0 for r in ok)
+        if any(r.get("stragglers_written_off") is not None for r in ok) else None,
+        "drift": max_or_none([r.get("final_drift") for r in ok]),
+        "spread": max_or_none([r.get("checksum_spread") for r in ok]),
+    }
+
+
+def speedup(base, this):
+    if base is None or this is None or this == 0:
+        return "–"
+    return "%.2f×" % (base / this)
+
+
+def table(cond, by_backend):
+    stats = {b: row_stats(by_backend[b]) for b in ordered(by_backend)}
+    native = stats.get("native", {}).get("ttt_mean")
+    gloo = stats.get("gloo", {}).get("ttt_mean")
+    lines = [
+        "| Back-end | time to target, mean (s) | per seed (s) | vs native | vs Gloo | final acc "
+        "| iter P50 (ms) | iter P99 (ms) | P99/P50 | entries lost | of which all-gather "
+        "| stragglers written off | final drift | checksum spread |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for b, s in stats.items():
+        per_seed = ", ".join(fmt(t, "%.1f") for t in s["ttt"]) or "–"
+        if s["failed"]:
+            per_seed += " (%d failed)" % s["failed"]
+        mean = fmt(s["ttt_mean"], "%.1f")
+        if s["reached"] < s["seeds"]:
+            mean += " (%d/%d reached)" % (s["reached"], s["seeds"])
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            b, mean, per_seed, speedup(native, s["ttt_mean"]), speedup(gloo, s["ttt_mean"]),
+            fmt(s["acc"], "%.4f"), fmt(s["p50"], "%.0f"), fmt(s["p99"], "%.0f"),
+            fmt(s["ratio"], "%.2f"), fmt(s["lost"], "%.2e"), fmt(s["lost_ag"], "%.2e"),
+            fmt(s["written_off"], "%d"), fmt(s["drift"], "%.2e"),
+            fmt(s["spread"], "%.3g")))
+    return lines
+
+
+def ordered(by_backend):
+    return [b for b in BACKENDS if b in by_backend] + sorted(set(by_backend) - set(BACKENDS))
+
+
+def hyper_parameters(by_cond):
+    for by_backend in by_cond.values():
+        for runs in by_backend.values():
+            for r in runs:
+                if not r.get("failed"):
+                    return ("%d ranks, %.1f M parameters in %d buckets, global batch %d, lr %g, "
+                            "target test accuracy %.2f" % (
+                                r["world"], r["params"] / 1e6, r["buckets"], r["batch"], r["lr"],
+                                r["target_acc"]))
+    return "no successful run"
+
+
+def plot(outdir, cond, by_backend):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    title = CONDITIONS.get(cond, cond)
+    files = []
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for b in ordered(by_backend):
+        for i, r in enumerate(sorted(by_backend[b], key=lambda r: r.get("seed", 0))):
+            pts = [(float(x["wall_s"]), float(x["test_acc"])) for x in r["rows"] if x["test_acc"]]
+            if pts:
+                ax.plot(*zip(*pts), color=COLORS.get(b), alpha=0.8, linewidth=1.2,
+                        label=b if i == 0 else None)
+    target = next((r["target_acc"] for rs in by_backend.values() for r in rs if "target_acc" in r),
+                  None)
+    if target:
+        ax.axhline(target, color="gray", linestyle=":", linewidth=1)
+    ax.set(xlabel="training time (s)", ylabel="test accuracy", title=title, ylim=(0.5, 1.0))
+    ax.grid(alpha=0.3)
+    ax.legend()
+    files.append(save(fig, outdir, "accuracy-%s.png" % cond))
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for b in ordered(by_backend):
+        times = sorted(t for r in by_backend[b] for t in iter_times(r))
+        if times:
+            ax.plot(times, [(i + 1) / len(times) for i in range(len(times))],
+                    color=COLORS.get(b), label=b, drawstyle="steps-post")
+    ax.set(xlabel="iteration time (ms)", ylabel="fraction of iterations", title=title)
+    ax.set_xscale("log")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    files.append(save(fig, outdir, "iter-cdf-%s.png" % cond))
+    return files
+
+
+def save(fig, outdir, name):
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, name), dpi=110)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return name
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    outdir = sys.argv[1]
+    runs = load_runs(outdir)
+    if not runs:
+        sys.exit("no runs (<condition>/<backend>-s<seed>.log) under %s" % outdir)
+    conds = [c for c in CONDITIONS if c in runs] + sorted(set(runs) - set(CONDITIONS))
+    md = ["# Training time to accuracy", "",
+          "scripts/train/bench-training.sh: %s. Time to target is training time (evaluation and "
+          "drift measurements excluded) until the first evaluation at or above the target; "
+          "speed-ups compare the means. Iteration times pool every seed, less each run's first 5 "
+          "iterations." % hyper_parameters(runs), ""]
+    setup = os.path.join(outdir, "setup.txt")
+    if os.path.exists(setup):
+        md += ["```"] + open(setup).read().rstrip("\n").split("\n") + ["```", ""]
+    for cond in conds:
+        md += ["## %s" % CONDITIONS.get(cond, cond), ""] + table(cond, runs[cond]) + [""]
+        try:
+            for name in plot(outdir, cond, runs[cond]):
+                md += ["![%s](%s)" % (name, name)]
+        except ImportError:
+            md += ["(no plots: matplotlib is missing)"]
+        md.append("")
+    with open(os.path.join(outdir, "training.md"), "w") as f:
+        f.write("\n".join(md))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,496 @@
+#!/usr/bin/python3
+"""Data-parallel training of an MLP on sklearn's digits, one process per rank under mpirun.
+
+The gradients are averaged the way PyTorch's DistributedDataParallel does it: packed into fixed
+buckets (--bucket-mb, 25 MB like DDP), one allreduce per bucket, divided by the world size. What
+carries the allreduce is the point of the exercise (--backend):
+
+  mpi   mpi4py comm.Allreduce(MPI.IN_PLACE, bucket) on float32 numpy views of the buckets: native
+        Open MPI as it is, or optireduce when liboptireduce.so is preloaded (OPTIREDUCE_MODE
+        bounded or exact), which takes large float SUM allreduces;
+  gloo  torch.distributed's gloo all_reduce on the same buckets (rank and size from Open MPI's
+        OMPI_COMM_WORLD_* variables, rendezvous at --master-addr:--master-port).
+
+Rank 0 writes one CSV row per iteration (--csv) and prints one line `RESULT {json}` at the end.
+
+Defaults. A 64-3200-3200-10 MLP: 10.5 M parameters, 42 MB of gradients in 3 buckets (the
+3200x3200 weight alone is over 25 MB and gets one of its own, as in DDP). The global batch of 32
+(8 per rank) keeps compute small against communication: on the emulated cloud (4 hosts at
+1 Gbit/s, 2 cores) about 0.6 s of compute and 1.2 s of Open MPI allreduce per iteration. SGD with
+lr 0.01 and momentum 0.9 reaches 0.95 test accuracy in 50-90 iterations depending on the seed.
+
+Timing. wall_s is training time since a barrier after warm-up (one allreduce of each bucket, so
+connection and engine setup are not training time). Evaluation (split over the ranks) and the
+replica drift measurement (84 MB of float64 allreduces at the default size) pause that clock:
+they are measurements, not training, and would otherwise tax the backends unequally. comm_ms is
+the time inside the gradient allreduces (plus the division); compute_ms the rest of the
+iteration (forward, backward, optimizer step). Unlike DDP, the allreduces do not overlap the
+backward pass: every backend waits for its whole allreduce.
+
+usage: mpirun -np 4 python3 train.py --backend mpi --csv run.csv [--label native] ...
+"""
+import argparse
+import ctypes
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+SPLIT_SEED = 20240601  # the train/test split is the same for every --seed
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--backend", choices=("mpi", "gloo"), default="mpi")
+    p.add_argument("--label", default=None, help="name in the RESULT line (default: the backend)")
+    p.add_argument("--seed", type=int, default=1, help="model init and data order")
+    p.add_argument("--hidden", default="3200,3200",
+                   help="hidden layer widths, comma-separated (default 64-3200-3200-10: 10.5 M "
+                        "parameters)")
+    p.add_argument("--batch", type=int, default=32, help="global batch (split over the ranks)")
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--bucket-mb", type=float, default=25.0, help="gradient bucket size (MB)")
+    p.add_argument("--max-iters", type=int, default=200)
+    p.add_argument("--max-time", type=float, default=0.0,
+                   help="stop after this much training time (s; checked at evaluations); 0: none")
+    p.add_argument("--target-acc", type=float, default=0.95, help="test accuracy to reach")
+    p.add_argument("--after-target-iters", type=int, default=0,
+                   help="iterations to go on after the target is reached (0: stop there)")
+    p.add_argument("--eval-every", type=int, default=5, help="evaluate every N iterations")
+    p.add_argument("--drift-every", type=int, default=0,
+                   help="measure replica drift every N iterations (0: only at the end)")
+    p.add_argument("--skip-iters", type=int, default=5,
+                   help="first iterations left out of the iteration-time percentiles")
+    p.add_argument("--csv", default=None, help="per-iteration CSV (written by rank 0)")
+    p.add_argument("--master-addr", default=os.environ.get("MASTER_ADDR", "127.0.0.1"))
+    p.add_argument("--master-port", type=int, default=int(os.environ.get("MASTER_PORT", 29500)))
+    p.add_argument("--gloo-ifname", default=os.environ.get("GLOO_SOCKET_IFNAME", ""),
+                   help="network interface for gloo (sets GLOO_SOCKET_IFNAME)")
+    args = p.parse_args(argv)
+    args.hidden = [int(w) for w in args.hidden.split(",") if w]
+    args.label = args.label or args.backend
+    return args
+
+
+# --- communication --------------------------------------------------------------------------------
+class MpiComm:
+    """Collectives through mpi4py. Float32 SUM is what optireduce takes when preloaded; everything
+    else here (float64, MAX, pickled objects) always goes to native MPI."""
+
+    def __init__(self):
+        from mpi4py import MPI
+        self.MPI = MPI
+        self.comm = MPI.COMM_WORLD
+        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+
+    def allreduce_grad(self, bucket):  # float32 tensor, in place
+        self.comm.Allreduce(self.MPI.IN_PLACE, bucket.numpy())
+
+    def sum64(self, array):  # float64 numpy array, in place: never intercepted
+        self.comm.Allreduce(self.MPI.IN_PLACE, array)
+
+    def max64(self, values):
+        out = np.array(values, dtype=np.float64)
+        self.comm.Allreduce(self.MPI.IN_PLACE, out, op=self.MPI.MAX)
+        return out
+
+    def barrier(self):
+        self.comm.Barrier()
+
+    def finish(self):
+        pass  # mpi4py finalizes MPI at exit (and the library prints its stats there)
+
+
+class GlooComm:
+    """Collectives through torch.distributed's gloo backend, started by mpirun."""
+
+    def __init__(self, args):
+        import torch.distributed as dist
+        self.dist = dist
+        self.rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+        self.size = int(os.environ["OMPI_COMM_WORLD_SIZE"])
+        if args.gloo_ifname:
+            os.environ["GLOO_SOCKET_IFNAME"] = args.gloo_ifname
+        dist.init_process_group("gloo", rank=self.rank, world_size=self.size,
+                                init_method="tcp://%s:%d" % (args.master_addr, args.master_port))
+
+    def allreduce_grad(self, bucket):
+        self.dist.all_reduce(bucket)
+
+    def sum64(self, array):
+        self.dist.all_reduce(torch.from_numpy(array))
+
+    def max64(self, values):
+        out = torch.tensor(values, dtype=torch.float64)
+        self.dist.all_reduce(out, op=self.dist.ReduceOp.MAX)
+        return out.numpy()
+
+    def barrier(self):
+        self.dist.barrier()
+
+    def finish(self):
+        self.dist.destroy_process_group()
+
+
+# --- optireduce's counters (only when the library is preloaded) -----------------------------------
+class OptireduceStats(ctypes.Structure):
+    """optireduce_stats_t from include/optireduce/optireduce.h, in its order."""
+    _fields_ = [(name, ctypes.c_uint64) for name in (
+        "engine_calls", "engine_bytes", "passthrough_calls", "fallback_calls", "comms_enabled",
+        "comms_fallback", "bounded_calls", "entries_expected_rs", "entries_lost_rs",
+        "entries_expected_ag", "entries_lost_ag", "phases_complete", "phases_early_close",
+        "phases_deadline", "datagrams_sent", "datagrams_late", "datagrams_duplicate",
+        "datagrams_invalid", "datagrams_held", "datagrams_held_dropped",
+        "datagrams_fault_dropped", "hadamard_calls", "excess_loss_calls", "reliable_calls")] + [
+        ("error_estimate_sum", ctypes.c_double), ("error_estimate_max", ctypes.c_double),
+        ("drift_estimate_max", ctypes.c_double)] + [(name, ctypes.c_uint64) for name in (
+        "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent",
+        "repair_chunks_unavailable")]
+
+
+class LibraryStats:
+    """optireduce_get_stats() of the preloaded library, looked up in the process's global
+    symbols; present() is False when the library is not preloaded."""
+
+    def __init__(self):
+        self.fn = None
+        try:
+            self.fn = ctypes.CDLL(None).optireduce_get_stats
+        except AttributeError:
+            return
+        self.fn.argtypes = [ctypes.c_void_p]
+        self.fn.restype = ctypes.c_int
+        # Spare room after the struct: a library whose struct grew at the end must not write
+        # past our buffer.
+        self.buf = ctypes.create_string_buffer(ctypes.sizeof(OptireduceStats) + 1024)
+
+    def present(self):
+        return self.fn is not None
+
+    # What read() returns, in order (library_totals sums them over the ranks).
+    FIELDS = ("engine_calls", "entries_lost", "entries_expected", "entries_lost_ag",
+              "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent")
+
+    def read(self):
+        """This process's counters, in FIELDS' order, or None."""
+        if not self.present() or self.fn(self.buf) != 0:
+            return None
+        s = OptireduceStats.from_buffer(self.buf)
+        return (s.engine_calls, s.entries_lost_rs + s.entries_lost_ag,
+                s.entries_expected_rs + s.entries_expected_ag, s.entries_lost_ag,
+                s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent)
+
+
+# --- data and model -------------------------------------------------------------------------------
+def load_data():
+    """sklearn's digits (1797 8x8 images, shipped with sklearn), a fixed 80/20 split,
+    standardized with the training set's statistics."""
+    from sklearn.datasets import load_digits
+    x, y = load_digits(return_X_y=True)
+    order = np.random.RandomState(SPLIT_SEED).permutation(len(x))
+    n_train = int(0.8 * len(x))
+    tr, te = order[:n_train], order[n_train:]
+    mean, std = x[tr].mean(axis=0), x[tr].std(axis=0)
+    std[std == 0] = 1.0  # the always-blank corner pixels
+    x = (x - mean) / std
+    return (to_tensor(x[tr], torch.float32), to_tensor(y[tr], torch.int64),
+            to_tensor(x[te], torch.float32), to_tensor(y[te], torch.int64))
+
+
+def to_tensor(array, dtype):
+    return torch.from_numpy(np.ascontiguousarray(array)).to(dtype)
+
+
+def make_model(hidden, seed):
+    torch.manual_seed(seed)  # same seed on every rank: identical replicas at the start
+    layers, width = [], 64
+    for w in hidden:
+        layers += [torch.nn.Linear(width, w), torch.nn.ReLU()]
+        width = w
+    layers.append(torch.nn.Linear(width, 10))
+    return torch.nn.Sequential(*layers)
+
+
+def batches(n_train, global_batch, rank, world, seed):
+    """Endless local batches (index tensors): a seeded permutation per epoch, cut into global
+    batches (the last partial one dropped); rank r takes the r-th slice of each."""
+    local = global_batch // world
+    epoch = 0
+    while True:
+        perm = torch.from_numpy(np.random.RandomState(seed * 100003 + epoch).permutation(n_train))
+        for start in range(0, n_train - global_batch + 1, global_batch):
+            yield perm[start + rank * local:start + (rank + 1) * local]
+        epoch += 1
+
+
+# --- gradient buckets -----------------------------------------------------------------------------
+def make_buckets(model, bucket_bytes):
+    """Flat float32 buckets holding every parameter's gradient, filled in reverse parameter order
+    (the order backward produces them, as DDP does), each at most bucket_bytes unless a single
+    parameter is larger. Each .grad becomes a view into its bucket, so backward writes the
+    gradients in place and the buckets are reused every step without copies."""
+    params = [p for p in model.parameters() if p.requires_grad][::-1]
+    groups, cur, cur_bytes = [], [], 0
+    for p in params:
+        nbytes = p.numel() * 4
+        if cur and cur_bytes + nbytes > bucket_bytes:
+            groups.append(cur)
+            cur, cur_bytes = [], 0
+        cur.append(p)
+        cur_bytes += nbytes
+    if cur:
+        groups.append(cur)
+    buckets = []
+    for group in groups:
+        flat = torch.zeros(sum(p.numel() for p in group), dtype=torch.float32)
+        offset = 0
+        for p in group:
+            p.grad = flat[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+        buckets.append(flat)
+    return buckets
+
+
+def check_grads_are_views(model, buckets):
+    """Backward must have accumulated into the bucket views, not replaced .grad."""
+    spans = [(b.data_ptr(), b.data_ptr() + b.numel() * 4) for b in buckets]
+    for p in model.parameters():
+        a = p.grad.data_ptr()
+        if not any(lo <= a < hi for lo, hi in spans):
+            sys.exit("train.py: a gradient is no longer a view of its bucket (torch %s)"
+                     % torch.__version__)
+
+
+def average_gradients(comm, buckets):
+    """One allreduce per bucket, then the mean; returns the milliseconds it took."""
+    t = time.perf_counter()
+    for b in buckets:
+        comm.allreduce_grad(b)
+        b.div_(comm.size)
+    return (time.perf_counter() - t) * 1000.0
+
+
+# --- measurements ---------------------------------------------------------------------------------
+def flat_params64(model):
+    return torch.cat([p.detach().reshape(-1).double() for p in model.parameters()]).numpy()
+
+
+def replica_drift(comm, model):
+    """max over ranks of ||p_r - mean(p)|| / ||mean(p)|| (= rms(p_r - mean) / rms(mean)) over all
+    parameters, with float64 collectives (exact: optireduce never takes float64)."""
+    mine = flat_params64(model)
+    mean = mine.copy()
+    comm.sum64(mean)
+    mean /= comm.size
+    drift = np.linalg.norm(mine - mean) / max(np.linalg.norm(mean), 1e-300)
+    return float(comm.max64([drift])[0])
+
+
+def checksum_spread(comm, model):
+    """max - min over ranks of the float64 sum of all parameters: 0 when replicas are identical."""
+    s = float(flat_params64(model).sum())
+    hi, neg_lo = comm.max64([s, -s])
+    return float(hi + neg_lo), s
+
+
+def evaluate(comm, model, x, y, time_up):
+    """Test accuracy, and whether any rank's clock ran out. Each rank scores its own slice of the
+    test set (the forward pass of 360 samples takes seconds on one core) and the counts are
+    summed: the accuracy of the replicas, which are identical or nearly so (see drift). The
+    same collective gives every rank the same verdict on when to stop."""
+    with torch.no_grad():
+        xs, ys = x[comm.rank::comm.size], y[comm.rank::comm.size]
+        correct = float((model(xs).argmax(dim=1) == ys).sum())
+    v = np.array([correct, len(ys), float(time_up)])
+    comm.sum64(v)
+    return v[0] / v[1], v[2] > 0
+
+
+def percentile(values, q):
+    return float(np.percentile(values, q)) if len(values) else None
+
+
+def library_totals(comm, lib):
+    """The library's counters summed over the ranks (float64 collective: never intercepted).
+    Every rank takes part, preloaded or not, so that the collectives match."""
+    stats = lib.read()
+    v = np.array(stats if stats else (0,) * len(LibraryStats.FIELDS), dtype=np.float64)
+    comm.sum64(v)
+    totals = {name: (int(x) if lib.present() else None) for name, x in zip(LibraryStats.FIELDS, v)}
+    totals["entries_lost_frac"] = (float(v[1] / v[2]) if v[2] else 0.0) if lib.present() else None
+    return totals
+
+
+class Clock:
+    """Training time: wall time since start(), less the intervals spent in pause()/resume()."""
+
+    def __init__(self):
+        self.t0 = self.paused_at = None
+        self.paused = 0.0
+        self.start_unix = None
+
+    def start(self):
+        self.t0 = time.perf_counter()
+        self.start_unix = time.time()
+
+    def now(self):
+        return time.perf_counter() - self.t0 - self.paused
+
+    def pause(self):
+        self.paused_at = time.perf_counter()
+
+    def resume(self):
+        self.paused += time.perf_counter() - self.paused_at
+
+
+CSV_COLUMNS = ["iter", "wall_s", "iter_ms", "comm_ms", "compute_ms", "train_loss", "test_acc",
+               "entries_lost", "entries_expected", "drift"]
+
+
+def fmt(v, spec):
+    return "" if v is None else spec % v
+
+
+class IterationLog:
+    """Rank 0's per-iteration CSV (entries_lost/expected: this process's cumulative counters from
+    the library, empty without it), and every rank's iteration times for the percentiles."""
+
+    def __init__(self, path, lib):
+        self.lib = lib
+        self.iter_ms, self.comm_ms = [], []
+        self.out = open(path, "w", buffering=1) if path else None  # line by line: readable mid-run
+        if self.out:
+            self.out.write(",".join(CSV_COLUMNS) + "\n")
+
+    def add(self, it, wall, iter_ms, comm_ms, loss, acc, drift):
+        self.iter_ms.append(iter_ms)
+        self.comm_ms.append(comm_ms)
+        if not self.out:
+            return
+        stats = self.lib.read()
+        lost, expected = (stats[1], stats[2]) if stats else (None, None)
+        self.out.write(",".join([
+            str(it), fmt(wall, "%.4f"), fmt(iter_ms, "%.3f"), fmt(comm_ms, "%.3f"),
+            fmt(iter_ms - comm_ms, "%.3f"), fmt(loss, "%.5f"), fmt(acc, "%.4f"), fmt(lost, "%d"),
+            fmt(expected, "%d"), fmt(drift, "%.3e")]) + "\n")
+
+    def close(self):
+        if self.out:
+            self.out.close()
+
+
+# --- training -------------------------------------------------------------------------------------
+class Run:
+    """One rank's replica, its data and its communication."""
+
+    def __init__(self, args, comm):
+        if args.batch % comm.size:
+            sys.exit("train.py: --batch %d is not a multiple of the %d ranks"
+                     % (args.batch, comm.size))
+        self.args, self.comm = args, comm
+        self.x_tr, self.y_tr, self.x_te, self.y_te = load_data()
+        self.model = make_model(args.hidden, args.seed)
+        self.buckets = make_buckets(self.model, int(args.bucket_mb * 1e6))
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=args.lr, momentum=args.momentum)
+        self.data = batches(len(self.x_tr), args.batch, comm.rank, comm.size, args.seed)
+        self.lib = LibraryStats()
+
+    def warm_up(self):
+        """Connections and the library's engine setup, before the clock starts. The buckets are
+        zero, so the model is unchanged."""
+        for b in self.buckets:
+            self.comm.allreduce_grad(b)
+        self.comm.barrier()
+
+    def step(self):
+        """One iteration: forward and backward on this rank's shard of the next global batch,
+        the gradient average, the optimizer step. Returns (loss, ms in the allreduces)."""
+        idx = next(self.data)
+        for b in self.buckets:
+            b.zero_()
+        loss = F.cross_entropy(self.model(self.x_tr[idx]), self.y_tr[idx])
+        loss.backward()
+        comm_ms = average_gradients(self.comm, self.buckets)
+        self.opt.step()
+        return float(loss), comm_ms
+
+    def evaluate(self, time_up):
+        return evaluate(self.comm, self.model, self.x_te, self.y_te, time_up)
+
+
+def train(args, comm):
+    run = Run(args, comm)
+    run.warm_up()
+    log = IterationLog(args.csv if comm.rank == 0 else None, run.lib)
+    clock = Clock()
+    reached = None  # (training time, iteration) of the first evaluation at the target
+    acc = drift = None
+    stop_at = args.max_iters
+    it = 0
+    clock.start()
+    while it < stop_at:
+        t_start = clock.now()
+        loss, comm_ms = run.step()
+        if it == 0:
+            check_grads_are_views(run.model, run.buckets)
+        it += 1
+        wall = clock.now()
+        clock.pause()  # measurements from here on are not training time
+        row_acc = row_drift = None
+        if it % args.eval_every == 0 or it == stop_at:
+            acc, time_up = run.evaluate(args.max_time > 0 and wall >= args.max_time)
+            row_acc = acc
+            if reached is None and acc >= args.target_acc:
+                reached = (wall, it)
+                stop_at = min(stop_at, it + args.after_target_iters)
+            if time_up:
+                stop_at = it
+        if (args.drift_every and it % args.drift_every == 0) or it == stop_at:
+            drift = row_drift = replica_drift(comm, run.model)
+        log.add(it, wall, (wall - t_start) * 1000.0, comm_ms, loss, row_acc, row_drift)
+        clock.resume()
+    log.close()
+    report(args, run, log, clock, reached, acc, drift, it)
+
+
+def report(args, run, log, clock, reached, acc, drift, iters):
+    """Rank 0 prints the RESULT line; every rank takes part in its collectives."""
+    spread, my_sum = checksum_spread(run.comm, run.model)
+    totals = library_totals(run.comm, run.lib)
+    if run.comm.rank != 0:
+        return
+    skip = args.skip_iters if len(log.iter_ms) > args.skip_iters else 0
+    p50, p99 = percentile(log.iter_ms[skip:], 50), percentile(log.iter_ms[skip:], 99)
+    result = {
+        "label": args.label, "backend": args.backend, "seed": args.seed, "world": run.comm.size,
+        "params": sum(p.numel() for p in run.model.parameters()), "buckets": len(run.buckets),
+        "batch": args.batch, "lr": args.lr, "target_acc": args.target_acc,
+        "time_to_target_s": reached[0] if reached else None,
+        "iters_to_target": reached[1] if reached else None,
+        "final_acc": acc, "iters": iters, "train_time_s": clock.now(),
+        "start_unix": clock.start_unix,
+        "iter_ms_p50": p50, "iter_ms_p99": p99, "iter_p99_over_p50": p99 / p50 if p50 else None,
+        "comm_ms_p50": percentile(log.comm_ms[skip:], 50),
+        "final_drift": drift, "checksum_spread": spread, "checksum": my_sum,
+        "library": run.lib.present(),
+    }
+    result.update(totals)
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(1)  # several ranks share each core
+    torch.set_num_interop_threads(1)
+    comm = MpiComm() if args.backend == "mpi" else GlooComm(args)
+    train(args, comm)
+    comm.finish()
+
+
+if __name__ == "__main__":
+    main()
