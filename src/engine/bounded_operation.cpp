@@ -176,22 +176,25 @@ int BoundedOperation::drain() {
     return got;
 }
 
-void BoundedOperation::ask_repairs() {
+void BoundedOperation::collect_repairs(std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks) const {
     const ChunkBitmap &map = rx_.map[1];
-    const wire::Header base = phase_header(1);
-    std::vector<std::uint32_t> missing;
-    for (int s = 0; s < comm_.size; ++s) {
-        const auto i = static_cast<std::size_t>(s);
+    asks.clear();
+    for (std::size_t i = 0; i < static_cast<std::size_t>(comm_.size); ++i) {
         if (map.received(i) == map.chunks(i)) continue;
-        missing.clear();
+        std::vector<std::uint32_t> &missing = asks.emplace_back(i, std::vector<std::uint32_t>{}).second;
         for (std::uint32_t c = 0; c < map.chunks(i); ++c)
             if (!map.test(i, c)) missing.push_back(c);
+    }
+}
+
+void BoundedOperation::ask_repairs(const std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks) {
+    const wire::Header base = phase_header(1);
+    for (const auto &[peer, missing] : asks)
         // A failed request is one more loss, already counted as such: nothing to return.
-        if (std::string e = request_repair(*b_.channel->endpoint, b_.peers[i], base, missing,
+        if (std::string e = request_repair(*b_.channel->endpoint, b_.peers[peer], base, missing,
                                            b_.floats_per_datagram * sizeof(float));
             !e.empty())
             OPTIREDUCE_LOG(debug, "op %u: %s", seq_, e.c_str());
-    }
 }
 
 Clock::time_point BoundedOperation::sender_end(int phase, std::size_t s) const {
@@ -230,6 +233,7 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, StreamSender *ga
     Close how;
     Clock::time_point now, last_event = Clock::now();
     std::vector<std::uint32_t> ready;
+    std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> asks;
     std::unique_lock lock(router_.mutex());
     for (;;) {
         now = Clock::now();
@@ -259,8 +263,9 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, StreamSender *ga
                 // answers a few quiet times (never past the senders' deadlines).
                 repair_asked_ = true;
                 repair_until_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet_ms)));
+                collect_repairs(asks);  // under the lock: the router writes the map
                 lock.unlock();
-                ask_repairs();
+                ask_repairs(asks);
                 lock.lock();
                 continue;
             }

@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace optireduce {
@@ -62,8 +63,10 @@ private:
     // straggler bound; in the all-gather both deadlines after the last reduce-scatter start.
     Clock::time_point sender_end(int phase, std::size_t s) const;
     void pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
-    // Asks each owner whose all-gather stream has holes for the missing chunks (once).
-    void ask_repairs();
+    // Phase-2 repair: the all-gather chunks missing from each owner (under the router's lock),
+    // then one request to each (without it).
+    void collect_repairs(std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks) const;
+    void ask_repairs(const std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks);
     static constexpr double kRepairMinMs = 2, kRepairQuiets = 4;
     static constexpr double kOwnerTurnaroundMs = 5;
     // The chunks of our shard not reduced while the phase ran, estimated where contributions

@@ -13,9 +13,11 @@ double StragglerBound::bound_ms() const {
 }
 
 void StragglerBound::observe(double lateness_ms, bool wrote_off) {
-    // A peer written off started later than the bound, by how much we do not know: the bound
-    // itself is the least it was.
-    const double sample = std::max(lateness_ms, wrote_off && observed_ > 0 ? bound_ms() : 0.0);
+    // A peer written off started later than the bound, by how much we do not know; only the
+    // multiple widens for it. (Taking the bound as its lateness fed the peak with the bound's
+    // own margin: every write-off then quadrupled the bound, up to the maximum, where a lost
+    // one-datagram stream, which looks just like a straggler, cost seconds.)
+    const double sample = std::max(lateness_ms, 0.0);
     peak_ms_ = std::max(sample, peak_ms_ * kPeakDecay);
     if (observed_ == 0) {
         mean_ms_ = sample;

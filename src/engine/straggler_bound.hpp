@@ -23,7 +23,7 @@ public:
     static constexpr int kCalibrationOps = 8;
     static constexpr double kSmoothing = 0.25;
     static constexpr double kDeviations = 4;
-    static constexpr double kMinMultiple = 1.0, kMaxMultiple = 8.0;
+    static constexpr double kMinMultiple = 1.0, kMaxMultiple = 4.0;
     static constexpr double kWiden = 2.0, kNarrow = 0.995;
     // Per operation: a peak is forgotten over a few hundred operations (a training step is
     // often several allreduces, only the first of which carries the step's skew).

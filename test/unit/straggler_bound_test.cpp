@@ -52,6 +52,14 @@ TEST(StragglerBound, WidensWhenAPeerIsWrittenOffAndNarrowsAfter) {
     EXPECT_NEAR(b.bound_ms(), before, 0.5 * before);
 }
 
+// A lost one-datagram stream looks like a straggler: write-offs at a loss rate must widen the
+// bound by a bounded multiple, never escalate it towards the maximum.
+TEST(StragglerBound, RepeatedWriteOffsStayWithinTheMultiple) {
+    StragglerBound b(StragglerSettings{10000});
+    for (int i = 0; i < 500; ++i) b.observe(1, i % 20 == 0);
+    EXPECT_LE(b.bound_ms(), StragglerBound::kMaxMultiple * 2 * StragglerBound::kFloorMs);
+}
+
 TEST(StragglerBound, NeverAboveTheMaximumAndOffAtZero) {
     StragglerBound capped(StragglerSettings{100});
     for (int i = 0; i < 50; ++i) capped.observe(5000, true);
