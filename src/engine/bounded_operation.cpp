@@ -498,13 +498,11 @@ void BoundedOperation::estimate_error() {
 void BoundedOperation::learn() {
     // The skew of this operation: how far the latest start trailed the earliest, ours included,
     // so a rank that is usually the late one learns the job's skew as well as the others.
-    Clock::time_point first = start_[0], last = start_[0];
+    // The latest start is rs_all_started_, found when the all-gather began.
+    Clock::time_point first = start_[0];
     for (const Clock::time_point started : rx_.started[0])
-        if (started != Clock::time_point{}) {
-            first = std::min(first, started);
-            last = std::max(last, started);
-        }
-    const double lateness_ms = ms_between(first, last);
+        if (started != Clock::time_point{}) first = std::min(first, started);
+    const double lateness_ms = ms_between(first, rs_all_started_);
     b_.stragglers.observe(lateness_ms, wrote_off_);
 
     // Our loss hint for the peers' pacing: what slower senders could have saved, i.e. holes in
