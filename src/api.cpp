@@ -56,6 +56,7 @@ OPTIREDUCE_EXPORT int optireduce_get_stats(optireduce_stats_t *out) {
     out->repair_chunks_requested = s.repair_chunks_requested.load(relaxed);
     out->repair_chunks_sent = s.repair_chunks_sent.load(relaxed);
     out->repair_chunks_unavailable = s.repair_chunks_unavailable.load(relaxed);
+    out->nonblocking_calls = s.nonblocking_calls.load(relaxed);
     return 0;
 }
 

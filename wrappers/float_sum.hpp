@@ -30,4 +30,16 @@ inline int allreduce_entry(const void *sendbuf, void *recvbuf, Count count, MPI_
     return pmpi(sendbuf, recvbuf, count, type, op, comm);
 }
 
+// MPI_Iallreduce and MPI_Iallreduce_c: the same decision, then a request the engine owns.
+template <class Count, class Pmpi>
+inline int iallreduce_entry(const void *sendbuf, void *recvbuf, Count count, MPI_Datatype type, MPI_Op op,
+                            MPI_Comm comm, MPI_Request *request, Pmpi pmpi) {
+    if (is_float_sum(type, op) && request) [[unlikely]] {
+        if (CommState *st = engine_route(comm, static_cast<std::int64_t>(count), true))
+            return engine_iallreduce(*st, sendbuf, recvbuf, static_cast<std::size_t>(count), request);
+    }
+    count_passthrough();
+    return pmpi(sendbuf, recvbuf, count, type, op, comm, request);
+}
+
 }  // namespace optireduce

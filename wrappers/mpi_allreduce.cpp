@@ -8,10 +8,9 @@ OPTIREDUCE_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
     return allreduce_entry(sendbuf, recvbuf, count, type, op, comm, &PMPI_Allreduce);
 }
 
-// Nonblocking allreduce goes to the underlying MPI in this release (engine support needs request
-// completion hooks); it is still counted so the statistics account for every call.
+// Eligible nonblocking calls return a request the engine completes (engine/async_request.hpp);
+// wrappers/mpi_requests.cpp makes every completion call aware of it.
 OPTIREDUCE_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                                      MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    count_passthrough();
-    return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+    return iallreduce_entry(sendbuf, recvbuf, count, type, op, comm, request, &PMPI_Iallreduce);
 }

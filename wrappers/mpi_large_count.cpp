@@ -12,7 +12,6 @@ OPTIREDUCE_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Co
 
 OPTIREDUCE_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
                                        MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    count_passthrough();
-    return PMPI_Iallreduce_c(sendbuf, recvbuf, count, type, op, comm, request);
+    return iallreduce_entry(sendbuf, recvbuf, count, type, op, comm, request, &PMPI_Iallreduce_c);
 }
 #endif

@@ -73,6 +73,10 @@ typedef struct optireduce_stats {
     uint64_t repair_chunks_requested;
     uint64_t repair_chunks_sent;
     uint64_t repair_chunks_unavailable;
+
+    /* Nonblocking calls: of engine_calls, those that came as MPI_Iallreduce (their requests
+     * complete through MPI_Wait, MPI_Test and the rest of that family as usual). */
+    uint64_t nonblocking_calls;
 } optireduce_stats_t;
 
 /* What the last allreduce the engine ran on one communicator did, as this rank saw it. */

@@ -1,4 +1,5 @@
 #include "codec/block_layout.hpp"
+#include "engine/async_request.hpp"
 #include "engine/bounded_operation.hpp"
 #include "engine/comm_registry.hpp"
 #include "engine/comm_state.hpp"
@@ -19,13 +20,16 @@
 
 namespace optireduce {
 
-CommState *engine_route(MPI_Comm comm, std::int64_t count) {
+CommState *engine_route(MPI_Comm comm, std::int64_t count, bool nonblocking) {
     // Erroneous arguments: the underlying MPI reports them exactly as it would without us.
     if (comm == MPI_COMM_NULL || count < 0) return nullptr;
     if (!ensure_ready()) return nullptr;
     CommState *st = comm_state_for(comm);
     const Route route = decide(CallFacts{true, true, count}, st->facts());
-    if (route == Route::engine) return st;
+    // The knob is checked only on an enabled communicator, where setup found it equal on every
+    // rank, so every rank takes the same way.
+    const bool needs_agreement = context().config.on_excess_loss != ExcessLoss::warn;
+    if (route == Route::engine && !(nonblocking && needs_agreement)) return st;
     process_stats().fallback_calls.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
 }
@@ -92,7 +96,9 @@ void start_reliable_run(CommState::Bounded &b) {
     b.reliable_left = b.reliable_run;
 }
 
-int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
+// Without `from_mpi_call` (a nonblocking operation) OPTIREDUCE_ON_EXCESS_LOSS is warn
+// (engine_route), so neither the agreement nor the reliable run, which call MPI, can happen.
+int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
     const Config &cfg = context().config;
     CommState::Bounded &b = *comm.bounded;
     const float *in = static_cast<const float *>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
@@ -127,7 +133,7 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
         r.excess = cfg.on_excess_loss != ExcessLoss::warn && agree_on_excess(comm, true);
         record(comm, r);
         if (cfg.on_excess_loss == ExcessLoss::exact) start_reliable_run(b);  // as the others do
-        PMPI_Comm_call_errhandler(comm.comm, code);
+        if (from_mpi_call) PMPI_Comm_call_errhandler(comm.comm, code);
         return code;
     };
     if (!staging) {
@@ -172,7 +178,16 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
 }  // namespace
 
 int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
-    if (comm.bounded) return bounded_allreduce(comm, sendbuf, recvbuf, count);
+    if (comm.executor) comm.executor->wait_idle();
+    return engine_run(comm, sendbuf, recvbuf, count, true);
+}
+
+int engine_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, MPI_Request *request) {
+    return start_iallreduce(comm, sendbuf, recvbuf, count, request);
+}
+
+int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
+    if (comm.bounded) return bounded_allreduce(comm, sendbuf, recvbuf, count, from_mpi_call);
     const float *in = static_cast<const float *>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
     const auto t0 = std::chrono::steady_clock::now();
     RdmEndpoint &ep = *comm.endpoint;
@@ -185,7 +200,7 @@ int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::s
     }
     if (!staging) {
         OPTIREDUCE_LOG(error, "allreduce of %zu floats: %s", count, error.c_str());
-        PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_NO_MEM);
+        if (from_mpi_call) PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_NO_MEM);
         return MPI_ERR_NO_MEM;
     }
 
@@ -216,7 +231,7 @@ int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::s
     if (op.failed()) {
         comm.release_staging(staging);
         OPTIREDUCE_LOG(error, "allreduce of %zu floats failed: %s", count, op.error().c_str());
-        PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_OTHER);
+        if (from_mpi_call) PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_OTHER);
         return MPI_ERR_OTHER;
     }
     comm.release_staging(staging);

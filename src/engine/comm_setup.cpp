@@ -9,6 +9,7 @@
 #include "transport/wire_header.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <cstdint>
@@ -77,6 +78,45 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     st.bounded = std::move(b);
 }
 
+// A communicator id free on every member, reserved on each. Under MPI_THREAD_MULTIPLE two
+// communicators may be set up at once on different threads, each with its own collectives, and
+// the lowest id free everywhere would then be the same for both: their operations' traffic would
+// mix. So the search starts where the communicator's rank 0 says (at random), each member
+// reserves the id found, and all check that none had it taken meanwhile by a concurrent setup; a
+// clash (rare) releases it and draws again. nullopt: every id is in use.
+std::optional<std::size_t> reserve_comm_id(MPI_Comm comm, int rank, ProcessContext &ctx) {
+    std::random_device rd;
+    for (;;) {
+        std::vector<std::uint64_t> used(kIdWords + 1, 0);
+        {
+            std::lock_guard lock(ctx.mutex);
+            for (std::size_t i = 0; i < tag::kMaxCommIds; ++i)
+                if (ctx.used_comm_ids.test(i)) used[i / 64] |= std::uint64_t{1} << (i % 64);
+        }
+        used[kIdWords] = rank == 0 ? rd() % tag::kMaxCommIds : 0;  // BOR with zeros: rank 0's start
+        PMPI_Allreduce(MPI_IN_PLACE, used.data(), static_cast<int>(used.size()), MPI_UINT64_T, MPI_BOR, comm);
+        std::optional<std::size_t> id;
+        for (std::size_t k = 0; k < tag::kMaxCommIds && !id; ++k) {
+            const std::size_t i = (used[kIdWords] + k) % tag::kMaxCommIds;
+            if (!(used[i / 64] >> (i % 64) & 1u)) id = i;
+        }
+        if (!id) return std::nullopt;  // the same on every member: all saw the same union
+        int clash = 0;
+        {
+            std::lock_guard lock(ctx.mutex);
+            clash = ctx.used_comm_ids.test(*id) ? 1 : 0;
+            if (!clash) ctx.used_comm_ids.set(*id);
+        }
+        const bool mine = clash == 0;
+        PMPI_Allreduce(MPI_IN_PLACE, &clash, 1, MPI_INT, MPI_MAX, comm);
+        if (!clash) return id;
+        if (mine) {
+            std::lock_guard lock(ctx.mutex);
+            ctx.used_comm_ids.reset(*id);
+        }
+    }
+}
+
 // Steps 2-4 of setup, on a communicator every rank has reached with a float SUM call.
 void agree_and_connect(CommState &st, ProcessContext &ctx) {
     const Config &cfg = ctx.config;
@@ -118,15 +158,6 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     agree[2 * k] = failure_code(local_ok, st.rank, st.size);
     PMPI_Allreduce(MPI_IN_PLACE, agree.data(), static_cast<int>(agree.size()), MPI_UINT64_T, MPI_MAX, comm);
 
-    // Communicator ids in use by any member: the new id must be free everywhere.
-    std::vector<std::uint64_t> used(kIdWords, 0);
-    {
-        std::lock_guard lock(ctx.mutex);
-        for (std::size_t i = 0; i < tag::kMaxCommIds; ++i)
-            if (ctx.used_comm_ids.test(i)) used[i / 64] |= std::uint64_t{1} << (i % 64);
-    }
-    PMPI_Allreduce(MPI_IN_PLACE, used.data(), static_cast<int>(kIdWords), MPI_UINT64_T, MPI_BOR, comm);
-
     const auto names = Config::agreement_names();
     std::string differing;
     for (std::size_t i = 0; i < k; ++i)
@@ -147,15 +178,15 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
                            st.rank, st.size, local_error.c_str());
         return disable(st, "setup failed on rank " + std::to_string(who));
     }
-    std::size_t id = 0;
-    while (id < tag::kMaxCommIds && (used[id / 64] >> (id % 64) & 1u)) ++id;
-    if (id == tag::kMaxCommIds) {
+    const std::optional<std::size_t> reserved = reserve_comm_id(comm, st.rank, ctx);
+    if (!reserved) {
         if (st.rank == 0)
             OPTIREDUCE_LOG(warn, "all %u engine communicator ids are in use; falling back to MPI "
                                  "on a new communicator. Free communicators you no longer need.",
                            tag::kMaxCommIds);
         return disable(st, "no free communicator id");
     }
+    const std::size_t id = *reserved;
 
     // Address exchange over the user's communicator: fixed-size slots, rank order.
     static_assert(RdmEndpoint::kNameSlot == DgramEndpoint::kNameSlot);
@@ -178,6 +209,8 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
             OPTIREDUCE_LOG(warn, "engine setup failed on rank %d of a %d-rank communicator (%s); "
                                  "falling back to MPI on it.",
                            st.rank, st.size, local_error.c_str());
+        std::lock_guard lock(ctx.mutex);
+        ctx.used_comm_ids.reset(id);
         return disable(st, "address exchange failed on rank " + std::to_string(who));
     }
 
@@ -187,8 +220,6 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     if (channel) setup_bounded(st, ctx, *channel);
     st.segment_floats = cfg.segment_bytes / sizeof(float);
     st.min_bytes = cfg.min_bytes;
-    std::lock_guard lock(ctx.mutex);
-    ctx.used_comm_ids.set(id);
 }
 
 }  // namespace
@@ -233,6 +264,9 @@ CommState *comm_state_for(MPI_Comm comm) {
 
 int delete_comm_state_attr(MPI_Comm, int, void *attr, void *) {
     auto *st = static_cast<CommState *>(attr);
+    // MPI_Comm_free with nonblocking operations pending is legal: they run to their end first
+    // (their requests complete as usual), while the channel still knows the communicator.
+    st->executor.reset();
     ProcessContext &ctx = context();
     {
         std::lock_guard lock(ctx.mutex);

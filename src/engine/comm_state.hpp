@@ -3,6 +3,7 @@
 // delete callback on MPI_Comm_free or at MPI_Finalize.
 #pragma once
 
+#include "engine/comm_executor.hpp"
 #include "engine/deadline_controller.hpp"
 #include "engine/dgram_router.hpp"
 #include "engine/fault_rng.hpp"
@@ -81,6 +82,15 @@ public:
 
 private:
     std::vector<std::unique_ptr<Staging>> staging_;
+
+public:
+    // The source and tag MPI's own nonblocking collectives on this communicator complete with
+    // (MPI leaves them undefined; Open MPI says 0, MPICH MPI_ANY_*): engine requests report the
+    // same. Learnt at the first nonblocking call.
+    int request_source = MPI_ANY_SOURCE, request_tag = MPI_ANY_TAG;
+    // Runs the nonblocking operations (MPI_Iallreduce), started by the first one. Declared
+    // last so that it is destroyed first: its operations use everything above.
+    std::unique_ptr<CommExecutor> executor;
 };
 
 }  // namespace optireduce

@@ -1,5 +1,6 @@
 #include "engine/context.hpp"
 
+#include "engine/async_request.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/comm_registry.hpp"
 #include "telemetry/job_summary.hpp"
@@ -127,6 +128,10 @@ bool ensure_ready() {
 void on_mpi_finalize() {
     ProcessContext &c = context();
     if (!ensure_ready()) return;
+    // Nonblocking operations still running (a request the application freed, or never waited
+    // for) finish first: they count in the summary, and MPI_Finalize must see their requests
+    // complete.
+    complete_all_requests();
     write_job_summary(c.config, c.world_rank);
     // Deleting the attribute runs delete_comm_state_attr, which unregisters the state.
     std::vector<CommState *> live;

@@ -64,10 +64,13 @@ static void tally_add(check_tally_t *t, int engine, int fallback, uint64_t bytes
     }
 }
 
-/* This release hands every MPI_Iallreduce to the underlying MPI (wrappers/mpi_allreduce.cpp)
- * and counts it as plain pass-through, not as a fallback. Set to 1 when the engine takes
- * nonblocking calls. */
-static const int kNonblockingOnEngine = 0;
+/* Eligible MPI_Iallreduce calls run on the engine, except with OPTIREDUCE_ON_EXCESS_LOSS=error
+ * or exact, whose per-operation agreement needs a collective that a nonblocking call has no place
+ * for: then they are fallbacks. */
+static int nonblocking_on_engine(void) {
+    const char *excess = getenv("OPTIREDUCE_ON_EXCESS_LOSS");
+    return !excess || !*excess || strcmp(excess, "warn") == 0;
+}
 
 static int float_sum(MPI_Datatype type, MPI_Op op) { return op == MPI_SUM && type == MPI_FLOAT; }
 
@@ -75,8 +78,8 @@ static void tally_form(MPI_Comm comm, MPI_Datatype type, MPI_Op op, size_t count
                        call_form_t form) {
     /* Only the predefined MPI_FLOAT with MPI_SUM is a candidate; the others are plain
      * pass-through, while a candidate the engine does not take is also a fallback. */
-    int candidate = float_sum(type, op) && (form != FORM_NONBLOCKING || kNonblockingOnEngine);
-    int engine = candidate && engine_expected(comm, count);
+    int candidate = float_sum(type, op);
+    int engine = candidate && engine_expected(comm, count) && (form != FORM_NONBLOCKING || nonblocking_on_engine());
     tally_add(&g_case_tally, engine, candidate, (uint64_t)count * 4u);
     tally_add(&g_run_tally, engine, candidate, (uint64_t)count * 4u);
 }
@@ -147,7 +150,7 @@ void call_prepare(checked_call_t *c, const char *what, MPI_Comm comm, elem_kind_
     PMPI_Type_size(type, &type_size);
     c->bytes = count * (size_t)type_size;
     c->on_engine = float_sum(type, op) && engine_expected(comm, count) &&
-                   (form != FORM_NONBLOCKING || kNonblockingOnEngine);
+                   (form != FORM_NONBLOCKING || nonblocking_on_engine());
 
     c->orig = xmalloc(c->bytes);
     fill(c, seed, rank);

@@ -1,5 +1,7 @@
 #include "csv_log.hpp"
 
+#include <cstdio>
+
 namespace optireduce::bench {
 
 bool CsvLog::open(const std::string& path)
@@ -26,6 +28,17 @@ bool CsvLog::close()
     bool ok = std::ferror(file_.get()) == 0;
     ok = std::fclose(file_.release()) == 0 && ok;
     return ok;
+}
+
+bool open_csv_on_rank0(CsvLog& csv, const std::string& path, int rank, MPI_Comm comm)
+{
+    int ok = 1;
+    if (rank == 0 && !path.empty() && !csv.open(path)) {
+        std::fprintf(stderr, "optireduce-bench: cannot create %s\n", path.c_str());
+        ok = 0;
+    }
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    return ok != 0;
 }
 
 } // namespace optireduce::bench

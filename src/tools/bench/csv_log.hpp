@@ -1,6 +1,8 @@
 // --csv: every timed iteration, for plots and distributions the table cannot show.
 #pragma once
 
+#include <mpi.h>
+
 #include <cstdio>
 #include <memory>
 #include <span>
@@ -25,5 +27,10 @@ private:
     };
     std::unique_ptr<std::FILE, Closer> file_;
 };
+
+// Collective: rank 0 opens `path` (nothing when it is empty) and every rank learns whether that
+// worked, or the others would go on into collectives rank 0 never joins. Reports a failure on
+// stderr.
+bool open_csv_on_rank0(CsvLog& csv, const std::string& path, int rank, MPI_Comm comm);
 
 } // namespace optireduce::bench

@@ -56,4 +56,12 @@ std::optional<optireduce_stats_t> LibraryProbe::stats() const
     return out;
 }
 
+std::optional<double> engine_percent(const std::optional<optireduce_stats_t>& before,
+                                     const std::optional<optireduce_stats_t>& after, double calls)
+{
+    if (!before || !after || calls <= 0)
+        return std::nullopt;
+    return 100.0 * static_cast<double>(after->engine_calls - before->engine_calls) / calls;
+}
+
 } // namespace optireduce::bench

@@ -1,6 +1,8 @@
 // optireduce-bench: the allreduce latency of optireduce and of the MPI underneath, measured in
 // the same job. Deliberately not linked against liboptireduce; see library_probe.hpp.
+#include "completion_overhead.hpp"
 #include "library_probe.hpp"
+#include "nonblocking_sweep.hpp"
 #include "options.hpp"
 #include "passthrough_overhead.hpp"
 #include "sweep.hpp"
@@ -30,8 +32,14 @@ int main(int argc, char** argv)
             print_usage(stdout, argv[0]);
     } else {
         const LibraryProbe library;
-        status = options.passthrough_overhead ? run_passthrough_overhead(options, library, MPI_COMM_WORLD)
-                                              : run_sweep(options, library, MPI_COMM_WORLD);
+        if (options.passthrough_overhead)
+            status = run_passthrough_overhead(options, library, MPI_COMM_WORLD);
+        else if (options.completion_overhead)
+            status = run_completion_overhead(options, library, MPI_COMM_WORLD);
+        else if (options.nonblocking)
+            status = run_nonblocking_sweep(options, library, MPI_COMM_WORLD);
+        else
+            status = run_sweep(options, library, MPI_COMM_WORLD);
     }
     MPI_Finalize();
     return status;

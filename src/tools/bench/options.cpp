@@ -78,7 +78,18 @@ std::string parse_range(std::string_view text, Options& out)
 
 std::string parse_options(int argc, char** argv, Options& out)
 {
-    enum { opt_in_place = 256, opt_csv, opt_progress, opt_passthrough, opt_compute, opt_skew, opt_sleep };
+    enum {
+        opt_in_place = 256,
+        opt_csv,
+        opt_progress,
+        opt_passthrough,
+        opt_completion,
+        opt_compute,
+        opt_skew,
+        opt_sleep,
+        opt_nonblocking,
+        opt_test_calls,
+    };
     static const option long_options[] = {
         {"message-size", required_argument, nullptr, 'm'},
         {"iterations", required_argument, nullptr, 'i'},
@@ -91,6 +102,9 @@ std::string parse_options(int argc, char** argv, Options& out)
         {"csv", required_argument, nullptr, opt_csv},
         {"progress", no_argument, nullptr, opt_progress},
         {"passthrough-overhead", no_argument, nullptr, opt_passthrough},
+        {"completion-overhead", no_argument, nullptr, opt_completion},
+        {"nonblocking", no_argument, nullptr, opt_nonblocking},
+        {"test-calls", required_argument, nullptr, opt_test_calls},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0},
     };
@@ -141,6 +155,19 @@ std::string parse_options(int argc, char** argv, Options& out)
         case opt_passthrough:
             out.passthrough_overhead = true;
             break;
+        case opt_completion:
+            out.completion_overhead = true;
+            break;
+        case opt_nonblocking:
+            out.nonblocking = true;
+            break;
+        case opt_test_calls: {
+            auto calls = parse_count(optarg, 0);
+            if (!calls)
+                return "--test-calls: expected an integer from 0 to 2^31-1, got '" + std::string(optarg) + "'";
+            out.test_calls = *calls;
+            break;
+        }
         case 'h':
             out.help = true;
             break;
@@ -152,6 +179,11 @@ std::string parse_options(int argc, char** argv, Options& out)
     }
     if (optind < argc)
         return std::string("unexpected argument: ") + argv[optind];
+    // Each of these is a run of its own; silently preferring one would time what was not asked.
+    if (int(out.passthrough_overhead) + int(out.completion_overhead) + int(out.nonblocking) > 1)
+        return "--passthrough-overhead, --completion-overhead and --nonblocking exclude each other";
+    if (out.test_calls > 0 && !out.nonblocking)
+        return "--test-calls needs --nonblocking";
     return {};
 }
 
@@ -182,8 +214,21 @@ void print_usage(std::FILE* to, const char* argv0)
         "      --progress              show a progress line (on stdout) although rank 0 sees no\n"
         "                              terminal, as under mpirun and mpiexec; without it, one shows on\n"
         "                              stderr only when that is a terminal\n"
+        "      --nonblocking           instead of MPI_Allreduce, time MPI_Iallreduce + compute + MPI_Wait\n"
+        "                              (optireduce) vs PMPI_Iallreduce + compute + PMPI_Wait (native),\n"
+        "                              as OSU's osu_iallreduce: first Iallreduce + Wait alone (Pure Comm.),\n"
+        "                              then with the compute between them (Overall); Overlap(%%) =\n"
+        "                              max(0, 100 - (Overall - Compute) / Pure Comm. * 100). The compute is\n"
+        "                              --compute-ms (+-25%%, plus --skew-ms) or, without it, as OSU: the\n"
+        "                              size's Pure Comm. time on every rank (plus --skew-ms)\n"
+        "      --test-calls N          with --nonblocking: the compute in N slices, each followed by an\n"
+        "                              MPI_Test (PMPI_Test) on the request (OSU's -t; default 0)\n"
         "      --passthrough-overhead  instead: time N (-i, default 1000000) 1-element MPI_INT\n"
         "                              allreduces via MPI_Allreduce vs PMPI_Allreduce, in ns per call\n"
+        "      --completion-overhead   instead: time N (-i, default 200000) completion calls on ordinary\n"
+        "                              requests (MPI_Test, MPI_Wait, MPI_Testall, MPI_Waitall on completed\n"
+        "                              or null requests; Isend/Irecv to self + MPI_Wait) via MPI_* vs\n"
+        "                              PMPI_*, in ns per call\n"
         "  -h, --help                  this text\n",
         argv0);
 }

@@ -15,33 +15,6 @@
 #include <vector>
 
 namespace optireduce::bench {
-namespace {
-
-// Share of this step's calls (warm-up included) that the engine ran, from the library's own
-// counters; empty when the library is not there to ask.
-std::optional<double> engine_percent(const std::optional<optireduce_stats_t>& before,
-                                     const std::optional<optireduce_stats_t>& after, const SizeStep& step)
-{
-    if (!before || !after)
-        return std::nullopt;
-    double calls = static_cast<double>(step.warmup + step.iterations);
-    return 100.0 * static_cast<double>(after->engine_calls - before->engine_calls) / calls;
-}
-
-// Rank 0 decides whether the CSV file can be created; every rank must learn the answer, or the
-// others would go on into collectives rank 0 never joins.
-bool open_csv(CsvLog& csv, const std::string& path, int rank, MPI_Comm comm)
-{
-    int ok = 1;
-    if (rank == 0 && !path.empty() && !csv.open(path)) {
-        std::fprintf(stderr, "optireduce-bench: cannot create %s\n", path.c_str());
-        ok = 0;
-    }
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-    return ok != 0;
-}
-
-} // namespace
 
 int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm)
 {
@@ -50,7 +23,7 @@ int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm
     MPI_Comm_size(comm, &ranks);
 
     CsvLog csv;
-    if (!open_csv(csv, options.csv_path, rank, comm))
+    if (!open_csv_on_rank0(csv, options.csv_path, rank, comm))
         return 1;
 
     const std::vector<SizeStep> plan = make_plan(options);
@@ -96,7 +69,7 @@ int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm
             auto after = library.stats();
             ModeOutcome& out = outcome[is_optireduce ? 0 : 1];
             out.latency = summarize(latencies);
-            out.engine_percent = engine_percent(before, after, step);
+            out.engine_percent = engine_percent(before, after, static_cast<double>(step.warmup + step.iterations));
             csv.write(step.bytes(), mode->name, latencies);
         }
 

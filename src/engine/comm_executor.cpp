@@ -1,0 +1,49 @@
+#include "engine/comm_executor.hpp"
+
+#include "engine/thread_placement.hpp"
+
+namespace optireduce {
+
+CommExecutor::CommExecutor() { thread_ = start_placed_thread(&placement_, [this] { run(); }); }
+
+CommExecutor::~CommExecutor() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+void CommExecutor::submit(std::function<void()> job) {
+    {
+        std::lock_guard lock(mutex_);
+        queue_.push_back(std::move(job));
+    }
+    wake_.notify_one();
+}
+
+void CommExecutor::wait_idle() {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [this] { return queue_.empty() && running_ == 0; });
+}
+
+void CommExecutor::run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        // Stop only with nothing queued: an operation already handed to us has a request the
+        // application will wait on.
+        wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        std::function<void()> job = std::move(queue_.front());
+        queue_.pop_front();
+        running_ = 1;
+        lock.unlock();
+        job();
+        lock.lock();
+        running_ = 0;
+        if (queue_.empty()) idle_.notify_all();
+    }
+}
+
+}  // namespace optireduce

@@ -1,0 +1,102 @@
+#include "nonblocking_sweep.hpp"
+
+#include "csv_log.hpp"
+#include "data.hpp"
+#include "nonblocking_step.hpp"
+#include "progress.hpp"
+#include "report.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace optireduce::bench {
+
+int run_nonblocking_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm)
+{
+    int rank = 0, ranks = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+
+    CsvLog csv;
+    if (!open_csv_on_rank0(csv, options.csv_path, rank, comm))
+        return 1;
+
+    const std::vector<SizeStep> plan = make_plan(options);
+    const std::size_t max_count = static_cast<std::size_t>(plan.back().count);
+    std::vector<float> input(max_count), output(max_count);
+    fill_inputs(input, rank);
+    const StepBuffers buffers{input, output, options.in_place, 0, 0, false};
+    const OverlapCompute compute{options.compute_ms, options.skew_ms, options.compute_sleep, options.test_calls};
+
+    const NonblockingTable table(options.validate);
+    if (rank == 0) {
+        print_preamble("MPI_Iallreduce + MPI_Wait (optireduce) vs PMPI_Iallreduce + PMPI_Wait (native)", library,
+                       ranks);
+        print_nonblocking_notes(options);
+        table.print_header();
+    }
+
+    const Progress progress(rank == 0, options.progress);
+    const auto started = std::chrono::steady_clock::now();
+    bool all_valid = true;
+    for (std::size_t index = 0; index < plan.size(); ++index) {
+        const SizeStep& step = plan[index];
+        std::optional<Validator> validator;
+        if (options.validate)
+            validator.emplace(std::span<const float>(input).first(static_cast<std::size_t>(step.count)), comm);
+
+        // Alternate which mode goes first, so drift (thermal, page cache, other jobs) does not
+        // always favour the same one.
+        const NonblockingMode* order[2] = {&optireduce_nonblocking, &native_nonblocking};
+        if (index % 2 == 1)
+            std::swap(order[0], order[1]);
+        NonblockingTimes times[2];
+        std::optional<double> engine;
+        for (const NonblockingMode* mode : order) {
+            const bool is_optireduce = mode == &optireduce_nonblocking;
+            if (rank == 0) {
+                auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+                char line[128];
+                std::snprintf(line, sizeof line, "optireduce-bench: size %zu B (%zu/%zu), %s, %.0f s elapsed",
+                              step.bytes(), index + 1, plan.size(), mode->name, elapsed);
+                progress.show(line);
+            }
+            auto before = library.stats();
+            NonblockingTimes& out = times[is_optireduce ? 0 : 1];
+            out = run_nonblocking_step(*mode, step, buffers, compute, validator ? &*validator : nullptr, comm);
+            auto after = library.stats();
+            if (is_optireduce)
+                engine = engine_percent(before, after, 2.0 * static_cast<double>(step.warmup + step.iterations));
+            // Two series per mode, told apart by name: "optireduce-comm" and "optireduce-overall".
+            csv.write(step.bytes(), (std::string(mode->name) + "-comm").c_str(), out.pure_comm_slowest);
+            csv.write(step.bytes(), (std::string(mode->name) + "-overall").c_str(), out.overall_slowest);
+        }
+
+        std::optional<ValidationResult> validation;
+        if (validator) {
+            validation = validator->finish(comm);
+            all_valid = all_valid && validation->pass();
+        }
+        if (rank == 0) {
+            progress.clear();
+            table.print_row(step, times[0], engine, times[1], validation);
+        }
+    }
+
+    bool csv_ok = csv.close();
+    if (rank == 0) {
+        print_counters(library);
+        if (!csv_ok)
+            std::fprintf(stderr, "optireduce-bench: writing %s failed\n", options.csv_path.c_str());
+        if (!all_valid)
+            std::fprintf(stderr, "optireduce-bench: validation FAILED (see the Validation column)\n");
+    }
+    return all_valid && csv_ok ? 0 : 1;
+}
+
+} // namespace optireduce::bench

@@ -1,0 +1,519 @@
+/* Nonblocking allreduce requests in every completion call an application may use, at every
+ * thread level.
+ *
+ *   iallreduce_requests LEVEL [COUNT]
+ *
+ * LEVEL is single, funneled, serialized or multiple (MPI_Init_thread's request). Every case
+ * issues eligible float SUM MPI_Iallreduce calls, alone or in arrays with ordinary requests
+ * (point-to-point, a native integer Iallreduce, MPI_REQUEST_NULL), completes them with one member
+ * of the completion family, and checks each result against the exact sum (the data are small
+ * integers, so any summation order gives the same bits; bounded mode is checked within a
+ * tolerance unless CHECK_EXACT=1). The statuses of engine requests are compared with those MPI
+ * gives its own Iallreduce. With the library preloaded and CHECK_EXPECT_ENGINE=1, the library's
+ * counters must show every eligible call on the engine. Prints "PASS name" / "FAIL name: why"
+ * per case; exits non-zero on any failure. */
+#define _GNU_SOURCE
+#include "optireduce/optireduce.h"
+
+#include <mpi.h>
+
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int g_rank, g_size, g_exact = 1, g_failures, g_case_failed;
+/* Bounded mode: a result off the tolerance is a failure only if no rank lost anything. */
+static int g_case_mismatch;
+static char g_mismatch[256];
+static size_t g_count = 65536;
+static const char *g_case = "";
+static pthread_mutex_t g_fail_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...) {
+    pthread_mutex_lock(&g_fail_mutex);
+    if (!g_case_failed) {
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        printf("FAIL %s: rank %d: %s\n", g_case, g_rank, msg);
+        fflush(stdout);
+    }
+    g_case_failed = 1;
+    pthread_mutex_unlock(&g_fail_mutex);
+}
+
+/* One float allreduce under test: rank r contributes (i % 97) - 40 + r + seed. */
+typedef struct {
+    float *send, *recv;
+    size_t n;
+    int seed, in_place;
+    MPI_Request req;
+} fcall_t;
+
+static float contribution(int rank, size_t i, int seed) { return (float)((int)(i % 97) - 40 + rank + seed); }
+
+static void fcall_start(fcall_t *c, MPI_Comm comm, size_t n, int seed, int in_place) {
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    c->n = n;
+    c->seed = seed;
+    c->in_place = in_place;
+    c->send = malloc(n * sizeof(float));
+    c->recv = malloc(n * sizeof(float));
+    float *mine = in_place ? c->recv : c->send;
+    for (size_t i = 0; i < n; ++i) mine[i] = contribution(rank, i, seed);
+    if (!in_place) memset(c->recv, 0xff, n * sizeof(float));
+    int rc = MPI_Iallreduce(in_place ? MPI_IN_PLACE : c->send, c->recv, (int)n, MPI_FLOAT, MPI_SUM, comm, &c->req);
+    if (rc != MPI_SUCCESS) fail("MPI_Iallreduce returned %d", rc);
+    if (c->req == MPI_REQUEST_NULL) fail("MPI_Iallreduce returned MPI_REQUEST_NULL");
+}
+
+/* Checks and frees. */
+static void fcall_verify(fcall_t *c, MPI_Comm comm, const char *what) {
+    int size;
+    MPI_Comm_size(comm, &size);
+    for (size_t i = 0; i < c->n; ++i) {
+        double want = 0;
+        for (int r = 0; r < size; ++r) want += contribution(r, i, c->seed);
+        const double got = c->recv[i];
+        const double tol = g_exact ? 0.0 : 1e-3 * (fabs(want) + size * 60.0);
+        if (!(fabs(got - want) <= tol)) {
+            if (g_exact) fail("%s: element %zu is %g, expected %g", what, i, got, want);
+            else if (!g_case_mismatch) {
+                g_case_mismatch = 1;
+                snprintf(g_mismatch, sizeof g_mismatch, "%s: element %zu is %g, expected %g", what, i, got, want);
+            }
+            break;
+        }
+    }
+    free(c->send);
+    free(c->recv);
+}
+
+/* What MPI's own Iallreduce reports in its status: the reference for engine requests. */
+static MPI_Status g_native_status;
+static int g_native_count;
+
+static void reference_status(void) {
+    int v = 1, r = 0;
+    MPI_Request req;
+    PMPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    PMPI_Wait(&req, &g_native_status);
+    PMPI_Get_count(&g_native_status, MPI_BYTE, &g_native_count);
+}
+
+static void check_status(const MPI_Status *st, const char *what) {
+    int count = -1, cancelled = -1;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    MPI_Test_cancelled(st, &cancelled);
+    if (st->MPI_SOURCE != g_native_status.MPI_SOURCE || st->MPI_TAG != g_native_status.MPI_TAG)
+        fail("%s: status source/tag %d/%d, MPI's own Iallreduce gives %d/%d", what, st->MPI_SOURCE, st->MPI_TAG,
+             g_native_status.MPI_SOURCE, g_native_status.MPI_TAG);
+    /* MPI leaves a collective's count undefined: Open MPI says 0, MPICH whatever its last
+     * internal message carried (4 bytes for the probe's one int), so only 0 is compared. */
+    if (g_native_count == 0 && count != 0) fail("%s: status count %d bytes, MPI's own gives %d", what, count, g_native_count);
+    if (cancelled) fail("%s: status says cancelled", what);
+}
+
+/* Ordinary requests to mix in: a ring exchange and a native integer Iallreduce. */
+typedef struct {
+    int out, in, isum_in, isum_out;
+    MPI_Request req[3];
+} ordinary_t;
+
+static void ordinary_start(ordinary_t *o, MPI_Comm comm) {
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    o->out = 1000 + rank;
+    o->in = -1;
+    o->isum_in = rank;
+    MPI_Irecv(&o->in, 1, MPI_INT, (rank + size - 1) % size, 7, comm, &o->req[0]);
+    MPI_Isend(&o->out, 1, MPI_INT, (rank + 1) % size, 7, comm, &o->req[1]);
+    MPI_Iallreduce(&o->isum_in, &o->isum_out, 1, MPI_INT, MPI_SUM, comm, &o->req[2]);
+}
+
+static void ordinary_verify(const ordinary_t *o, MPI_Comm comm) {
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (o->in != 1000 + (rank + size - 1) % size) fail("ring receive got %d", o->in);
+    if (o->isum_out != size * (size - 1) / 2) fail("integer Iallreduce gave %d", o->isum_out);
+}
+
+/* ---- cases ----------------------------------------------------------------------------------- */
+
+static void case_wait(void) {
+    for (int in_place = 0; in_place < 2; ++in_place) {
+        fcall_t c;
+        MPI_Status st;
+        fcall_start(&c, MPI_COMM_WORLD, g_count, 1 + in_place, in_place);
+        int rc = MPI_Wait(&c.req, &st);
+        if (rc != MPI_SUCCESS) fail("MPI_Wait returned %d", rc);
+        if (c.req != MPI_REQUEST_NULL) fail("MPI_Wait left the request active");
+        check_status(&st, "MPI_Wait");
+        fcall_verify(&c, MPI_COMM_WORLD, in_place ? "in place" : "out of place");
+    }
+}
+
+static void case_test(void) {
+    fcall_t c;
+    MPI_Status st;
+    fcall_start(&c, MPI_COMM_WORLD, g_count, 3, 0);
+    int flag = 0;
+    long polls = 0;
+    while (!flag) {
+        if (MPI_Test(&c.req, &flag, &st) != MPI_SUCCESS) fail("MPI_Test failed");
+        ++polls;
+    }
+    if (c.req != MPI_REQUEST_NULL) fail("MPI_Test left a complete request active");
+    check_status(&st, "MPI_Test");
+    /* osu_iallreduce tests a request that may already be MPI_REQUEST_NULL. */
+    flag = 0;
+    MPI_Test(&c.req, &flag, MPI_STATUS_IGNORE);
+    if (!flag) fail("MPI_Test on MPI_REQUEST_NULL gave flag 0");
+    fcall_verify(&c, MPI_COMM_WORLD, "MPI_Test");
+}
+
+static void case_waitall(void) {
+    fcall_t a, b;
+    ordinary_t o;
+    MPI_Request reqs[6];
+    MPI_Status st[6];
+    fcall_start(&a, MPI_COMM_WORLD, g_count, 4, 0);
+    ordinary_start(&o, MPI_COMM_WORLD);
+    fcall_start(&b, MPI_COMM_WORLD, g_count / 2 + 3, 5, 1);
+    reqs[0] = o.req[0];
+    reqs[1] = a.req;
+    reqs[2] = MPI_REQUEST_NULL;
+    reqs[3] = o.req[1];
+    reqs[4] = b.req;
+    reqs[5] = o.req[2];
+    if (MPI_Waitall(6, reqs, st) != MPI_SUCCESS) fail("MPI_Waitall failed");
+    for (int i = 0; i < 6; ++i)
+        if (reqs[i] != MPI_REQUEST_NULL) fail("MPI_Waitall left request %d active", i);
+    check_status(&st[1], "MPI_Waitall");
+    check_status(&st[4], "MPI_Waitall");
+    if (st[0].MPI_TAG != 7) fail("MPI_Waitall: the receive's status has tag %d", st[0].MPI_TAG);
+    fcall_verify(&a, MPI_COMM_WORLD, "Waitall first");
+    fcall_verify(&b, MPI_COMM_WORLD, "Waitall second");
+    ordinary_verify(&o, MPI_COMM_WORLD);
+}
+
+static void case_testall(void) {
+    fcall_t a;
+    ordinary_t o;
+    MPI_Request reqs[4];
+    fcall_start(&a, MPI_COMM_WORLD, g_count, 6, 0);
+    ordinary_start(&o, MPI_COMM_WORLD);
+    memcpy(reqs, o.req, sizeof o.req);
+    reqs[3] = a.req;
+    MPI_Status st[4];
+    int flag = 0;
+    while (!flag)
+        if (MPI_Testall(4, reqs, &flag, st) != MPI_SUCCESS) fail("MPI_Testall failed");
+    for (int i = 0; i < 4; ++i)
+        if (reqs[i] != MPI_REQUEST_NULL) fail("MPI_Testall left request %d active", i);
+    fcall_verify(&a, MPI_COMM_WORLD, "Testall");
+    ordinary_verify(&o, MPI_COMM_WORLD);
+}
+
+/* Waitany / Testany / Waitsome / Testsome over [ordinary x3, engine x2]: every request must be
+ * reported exactly once, then MPI_UNDEFINED. */
+static void any_some(int which) {
+    fcall_t a, b;
+    ordinary_t o;
+    MPI_Request reqs[5];
+    int seen[5] = {0};
+    fcall_start(&a, MPI_COMM_WORLD, g_count, 7, 0);
+    ordinary_start(&o, MPI_COMM_WORLD);
+    fcall_start(&b, MPI_COMM_WORLD, g_count + 1, 8, 1);
+    memcpy(reqs, o.req, sizeof o.req);
+    reqs[3] = a.req;
+    reqs[4] = b.req;
+    for (int guard = 0; guard < 100000000; ++guard) {
+        int idx[5], n = 0;
+        MPI_Status st[5];
+        if (which == 0) {
+            if (MPI_Waitany(5, reqs, &idx[0], &st[0]) != MPI_SUCCESS) fail("MPI_Waitany failed");
+            n = idx[0] == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
+        } else if (which == 1) {
+            int flag = 0;
+            if (MPI_Testany(5, reqs, &idx[0], &flag, &st[0]) != MPI_SUCCESS) fail("MPI_Testany failed");
+            n = !flag ? 0 : idx[0] == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
+        } else if (which == 2) {
+            if (MPI_Waitsome(5, reqs, &n, idx, st) != MPI_SUCCESS) fail("MPI_Waitsome failed");
+            if (n == 0) fail("MPI_Waitsome returned nothing");
+        } else {
+            if (MPI_Testsome(5, reqs, &n, idx, st) != MPI_SUCCESS) fail("MPI_Testsome failed");
+        }
+        if (n == MPI_UNDEFINED) break;
+        for (int k = 0; k < n; ++k) {
+            if (idx[k] < 0 || idx[k] >= 5 || seen[idx[k]]++) fail("index %d reported twice or out of range", idx[k]);
+            else if (idx[k] >= 3) check_status(&st[k], "any/some");
+        }
+    }
+    for (int i = 0; i < 5; ++i)
+        if (seen[i] != 1) fail("request %d reported %d times", i, seen[i]);
+    fcall_verify(&a, MPI_COMM_WORLD, "first");
+    fcall_verify(&b, MPI_COMM_WORLD, "second");
+    ordinary_verify(&o, MPI_COMM_WORLD);
+}
+static void case_waitany(void) { any_some(0); }
+static void case_testany(void) { any_some(1); }
+static void case_waitsome(void) { any_some(2); }
+static void case_testsome(void) { any_some(3); }
+
+static void case_get_status(void) {
+    fcall_t c;
+    MPI_Status st;
+    fcall_start(&c, MPI_COMM_WORLD, g_count, 9, 0);
+    int flag = 0;
+    while (!flag) MPI_Request_get_status(c.req, &flag, &st);
+    check_status(&st, "MPI_Request_get_status");
+    if (c.req == MPI_REQUEST_NULL) fail("MPI_Request_get_status freed the request");
+    if (MPI_Wait(&c.req, MPI_STATUS_IGNORE) != MPI_SUCCESS) fail("MPI_Wait after get_status failed");
+    fcall_verify(&c, MPI_COMM_WORLD, "get_status");
+}
+
+/* Freed before completion: the operation still runs to its end, and a later blocking allreduce
+ * on the communicator comes after it (the library runs a communicator's operations in call
+ * order), so the buffer is final when that returns. */
+/* The eligible calls return the library's requests (not MPI's own, which Open MPI cannot free
+ * or outlive their communicator). */
+static int g_engine_requests;
+
+static void case_free(void) {
+    if (!g_engine_requests) {
+        /* Open MPI 4.1 refuses MPI_Request_free on its own nonblocking collective requests
+         * (MPI_ERR_REQUEST), so only the library's requests are checked here. */
+        if (g_rank == 0) printf("# request_free: checked only on the library's requests\n");
+        return;
+    }
+    fcall_t c;
+    fcall_start(&c, MPI_COMM_WORLD, g_count, 10, 0);
+    if (MPI_Request_free(&c.req) != MPI_SUCCESS) fail("MPI_Request_free failed");
+    if (c.req != MPI_REQUEST_NULL) fail("MPI_Request_free did not set MPI_REQUEST_NULL");
+    fcall_t d;
+    fcall_start(&d, MPI_COMM_WORLD, 1000, 11, 0);
+    MPI_Wait(&d.req, MPI_STATUS_IGNORE);
+    float x = 1, y = 0;
+    MPI_Allreduce(&x, &y, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    /* Without the library (or for a tiny call it passes through) MPI promises nothing here;
+     * wait for the data then. */
+    for (int i = 0; i < 3000; ++i) {
+        int size = g_size, ok = 1;
+        double want = 0;
+        for (int r = 0; r < size; ++r) want += contribution(r, 5, c.seed);
+        if (c.recv[5] != (float)want) ok = 0;
+        if (ok) break;
+        usleep(10000);
+    }
+    fcall_verify(&c, MPI_COMM_WORLD, "freed request");
+    fcall_verify(&d, MPI_COMM_WORLD, "after the freed one");
+}
+
+/* Several in flight on one communicator and on two, completed in reverse order. */
+static void case_many(void) {
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    fcall_t w[4], d[2];
+    for (int i = 0; i < 4; ++i) {
+        fcall_start(&w[i], MPI_COMM_WORLD, g_count / (size_t)(i + 1) + (size_t)i, 20 + i, i & 1);
+        if (i < 2) fcall_start(&d[i], dup, g_count / 3 + (size_t)i, 30 + i, i & 1);
+    }
+    for (int i = 1; i >= 0; --i) MPI_Wait(&d[i].req, MPI_STATUS_IGNORE);
+    for (int i = 3; i >= 0; --i) MPI_Wait(&w[i].req, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 4; ++i) fcall_verify(&w[i], MPI_COMM_WORLD, "world");
+    for (int i = 0; i < 2; ++i) fcall_verify(&d[i], dup, "dup");
+    MPI_Comm_free(&dup);
+}
+
+/* Freeing a communicator with an operation in flight, then completing the request. */
+static void case_comm_free(void) {
+    if (!g_engine_requests) {
+        /* Legal MPI, but Open MPI 4.1's own Iallreduce crashes in MPI_Wait after it. */
+        if (g_rank == 0) printf("# comm_free_in_flight: checked only on the library's requests\n");
+        return;
+    }
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    fcall_t c;
+    fcall_start(&c, dup, g_count, 40, 0);
+    MPI_Comm_free(&dup);
+    MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+    fcall_verify(&c, MPI_COMM_WORLD, "after MPI_Comm_free");
+}
+
+/* MPI_THREAD_MULTIPLE: two threads, each on its own communicator, mixing blocking and nonblocking
+ * eligible calls with ordinary ones; SERIALIZED: a second thread starts the operation the main
+ * thread completes. */
+typedef struct {
+    MPI_Comm comm;
+    int id;
+} worker_t;
+
+static void *worker(void *arg) {
+    worker_t *w = arg;
+    for (int it = 0; it < 12; ++it) {
+        fcall_t a, b;
+        fcall_start(&a, w->comm, g_count / 2 + (size_t)it, 50 + 10 * w->id + it, it & 1);
+        fcall_start(&b, w->comm, 5000 + (size_t)it, 51 + 10 * w->id + it, 0);
+        float x[300];
+        for (int i = 0; i < 300; ++i) x[i] = (float)(i + g_rank);
+        MPI_Allreduce(MPI_IN_PLACE, x, 300, MPI_FLOAT, MPI_SUM, w->comm);
+        for (int i = 0; i < 300; ++i)
+            if (x[i] != (float)(g_size * i + g_size * (g_size - 1) / 2)) {
+                fail("thread %d: blocking allreduce element %d is %g", w->id, i, x[i]);
+                break;
+            }
+        MPI_Request r[2] = {b.req, a.req};
+        MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: GCC misreads Open MPI's definition of it */
+        if (it % 3 == 0) MPI_Waitall(2, r, st);
+        else if (it % 3 == 1) {
+            int flag = 0;
+            while (!flag) MPI_Testall(2, r, &flag, st);
+        } else {
+            int idx;
+            MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE);
+            MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE);
+        }
+        fcall_verify(&a, w->comm, "thread");
+        fcall_verify(&b, w->comm, "thread, second");
+    }
+    return NULL;
+}
+
+static void *start_only(void *arg) {
+    fcall_t *c = arg;
+    fcall_start(c, MPI_COMM_WORLD, g_count, 60, 0);
+    return NULL;
+}
+
+static void case_threads(int provided) {
+    if (provided == MPI_THREAD_MULTIPLE) {
+        worker_t w[2];
+        pthread_t t[2];
+        for (int i = 0; i < 2; ++i) {
+            MPI_Comm_dup(MPI_COMM_WORLD, &w[i].comm);
+            w[i].id = i;
+        }
+        for (int i = 0; i < 2; ++i) pthread_create(&t[i], NULL, worker, &w[i]);
+        for (int i = 0; i < 2; ++i) pthread_join(t[i], NULL);
+        for (int i = 0; i < 2; ++i) MPI_Comm_free(&w[i].comm);
+    } else if (provided == MPI_THREAD_SERIALIZED) {
+        fcall_t c;
+        pthread_t t;
+        pthread_create(&t, NULL, start_only, &c);
+        pthread_join(t, NULL);
+        MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+        fcall_verify(&c, MPI_COMM_WORLD, "started by another thread");
+    } else {
+        worker_t w = {MPI_COMM_WORLD, 0};
+        worker(&w);
+    }
+}
+
+typedef int (*get_stats_fn)(optireduce_stats_t *);
+
+static optireduce_stats_t g_before, g_after;
+static uint64_t g_stats_threads;
+static int g_expect_engine;
+
+/* Every fcall_start is an eligible call: 2 + 1 + 2 + 1 + 4 * 2 + 1 + 2 + 6 + 1 = 24, plus the
+ * threads case's. */
+static void case_stats(void) {
+    const uint64_t nb = g_after.nonblocking_calls - g_before.nonblocking_calls;
+    const uint64_t want = g_expect_engine ? 24 + g_stats_threads : 0;
+    if (nb != want)
+        fail("%llu nonblocking calls on the engine, expected %llu", (unsigned long long)nb, (unsigned long long)want);
+}
+
+static const char *g_only; /* argv[3]: run only this case */
+static get_stats_fn g_get_stats;
+
+static void run(const char *name, void (*body)(void)) {
+    if (g_only && strcmp(g_only, name) != 0) return;
+    g_case = name;
+    g_case_failed = 0;
+    g_case_mismatch = 0;
+    optireduce_stats_t s0 = {0}, s1 = {0};
+    if (g_get_stats) g_get_stats(&s0);
+    body();
+    if (g_get_stats) g_get_stats(&s1);
+    long long lost = (long long)(s1.entries_lost_rs - s0.entries_lost_rs + s1.entries_lost_ag - s0.entries_lost_ag);
+    MPI_Allreduce(MPI_IN_PLACE, &lost, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (g_case_mismatch && lost == 0) fail("%s, and no rank lost an entry", g_mismatch);
+    else if (g_case_mismatch) printf("TOLERATED %s: rank %d: %s (%lld entries lost over all ranks)\n", name, g_rank,
+                                     g_mismatch, lost);
+    int failed = g_case_failed;
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (failed) ++g_failures;
+    if (g_rank == 0) printf("%s %s\n", failed ? "FAILED" : "PASS", name);
+    fflush(stdout);
+}
+
+static int g_provided;
+static void case_threads_body(void) { case_threads(g_provided); }
+
+int main(int argc, char **argv) {
+    const char *level = argc > 1 ? argv[1] : "single";
+    if (argc > 2) g_count = (size_t)atol(argv[2]);
+    if (argc > 3) g_only = argv[3];
+    const int required = !strcmp(level, "multiple")     ? MPI_THREAD_MULTIPLE
+                         : !strcmp(level, "serialized") ? MPI_THREAD_SERIALIZED
+                         : !strcmp(level, "funneled")   ? MPI_THREAD_FUNNELED
+                                                        : MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, required, &g_provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    const char *exact = getenv("CHECK_EXACT");
+    g_exact = !exact || atoi(exact) != 0;
+    if (g_provided < required) {
+        if (g_rank == 0) printf("FAIL setup: MPI provides thread level %d, %s asked\n", g_provided, level);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    get_stats_fn get_stats = (get_stats_fn)dlsym(RTLD_DEFAULT, "optireduce_get_stats");
+    g_get_stats = get_stats;
+    const char *expect = getenv("CHECK_EXPECT_ENGINE");
+    const int expect_engine = expect && atoi(expect) != 0;
+    g_engine_requests = expect_engine;
+    if (expect_engine && !get_stats) {
+        if (g_rank == 0) printf("FAIL setup: CHECK_EXPECT_ENGINE=1 but the library is not loaded\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (get_stats) get_stats(&g_before);
+    reference_status();
+
+    run("wait", case_wait);
+    run("test", case_test);
+    run("waitall_mixed", case_waitall);
+    run("testall_mixed", case_testall);
+    run("waitany_mixed", case_waitany);
+    run("testany_mixed", case_testany);
+    run("waitsome_mixed", case_waitsome);
+    run("testsome_mixed", case_testsome);
+    run("request_get_status", case_get_status);
+    run("request_free", case_free);
+    run("many_in_flight", case_many);
+    run("comm_free_in_flight", case_comm_free);
+    run("threads", case_threads_body);
+
+    if (get_stats && !g_only) {
+        get_stats(&g_after);
+        g_stats_threads = g_provided == MPI_THREAD_MULTIPLE ? 48 : g_provided == MPI_THREAD_SERIALIZED ? 1 : 24;
+        g_expect_engine = expect_engine;
+        run("stats", case_stats);
+    }
+    MPI_Finalize();
+    return g_failures ? 1 : 0;
+}
