@@ -7,6 +7,8 @@
 #include "telemetry/stats.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 
@@ -99,12 +101,50 @@ int free_fn(void *extra) {
 // deadlines bound it) and the request completes normally.
 int cancel_fn(void *, int) { return MPI_SUCCESS; }
 
+// Where completion calls sleep while an engine operation runs.
+struct FinishSignal {
+    std::mutex mutex;
+    std::condition_variable cv;
+};
+FinishSignal &finish_signal() {
+    static FinishSignal *s = new FinishSignal();  // never destroyed, like the table
+    return *s;
+}
+
 void finish(AsyncOp *op, int rc) {
     op->rc = rc;
-    op->finished.store(true, std::memory_order_release);
-    op->finished.notify_all();
-    g_finished_epoch.fetch_add(1, std::memory_order_acq_rel);
-    g_finished_epoch.notify_all();
+    FinishSignal &s = finish_signal();
+    {
+        // Under the mutex, so that a waiter between its check and its sleep cannot miss it.
+        std::lock_guard lock(s.mutex);
+        op->finished.store(true, std::memory_order_release);
+        g_finished_epoch.fetch_add(1, std::memory_order_acq_rel);
+    }
+    s.cv.notify_all();
+}
+
+// A completion call waiting for an engine operation must still let MPI progress everything
+// else the application has outstanding, as MPI's own wait would: a peer may need one of our
+// sends (a rendezvous one, which moves only while we are inside MPI) before it can join the
+// operation. So the wait wakes every kPokeEvery and makes one MPI_Iprobe, which runs MPI's
+// progress engine and consumes nothing.
+constexpr auto kPokeEvery = std::chrono::microseconds(200);
+
+void poke_mpi() {
+    int flag = 0;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
+
+void wait_finished(const AsyncOp *op) {
+    FinishSignal &s = finish_signal();
+    for (;;) {
+        {
+            std::unique_lock lock(s.mutex);
+            if (s.cv.wait_for(lock, kPokeEvery, [op] { return op->finished.load(std::memory_order_acquire); }))
+                return;
+        }
+        poke_mpi();
+    }
 }
 
 // The first nonblocking call on a communicator: what MPI's own collective requests report in
@@ -165,7 +205,7 @@ void finish_requests(const MPI_Request *reqs, int n) {
             op = find(t, reqs[i]);
         }
         if (!op) continue;
-        op->finished.wait(false, std::memory_order_acquire);
+        wait_finished(op);
         complete(op);
     }
     sweep_detached();
@@ -181,6 +221,17 @@ void complete_finished(const MPI_Request *reqs, int n) {
     }
     for (AsyncOp *op : done) complete(op);
     sweep_detached();
+}
+
+void wait_for_any_finish(std::uint64_t epoch) {
+    FinishSignal &s = finish_signal();
+    {
+        std::unique_lock lock(s.mutex);
+        if (s.cv.wait_for(lock, kPokeEvery,
+                          [epoch] { return g_finished_epoch.load(std::memory_order_acquire) != epoch; }))
+            return;
+    }
+    poke_mpi();
 }
 
 bool all_active_are_engine(const MPI_Request *reqs, int n) {
@@ -215,7 +266,7 @@ void complete_all_requests() {
         all.insert(all.end(), t.detached.begin(), t.detached.end());
     }
     for (AsyncOp *op : all) {
-        op->finished.wait(false, std::memory_order_acquire);
+        wait_finished(op);
         complete(op);
     }
 }

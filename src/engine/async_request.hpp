@@ -29,7 +29,7 @@ class CommState;
 namespace async_detail {
 // Engine requests MPI has not yet been told are complete, freed ones included.
 inline std::atomic<int> g_live{0};
-// Bumped (and notified) each time an engine operation finishes: what a wait sleeps on.
+// Bumped each time an engine operation finishes: what Waitany and Waitsome sleep on.
 inline std::atomic<std::uint64_t> g_finished_epoch{0};
 }  // namespace async_detail
 
@@ -61,6 +61,9 @@ void complete_all_requests();
 // one, the loop sleeps until an operation finishes; otherwise it yields between tests, as MPI
 // itself does while it polls.
 bool all_active_are_engine(const MPI_Request *reqs, int n);
+// Returns when an engine operation finished since `epoch` was read, or after a short while in
+// which MPI was asked to progress the application's other communication (see wait_finished).
+void wait_for_any_finish(std::uint64_t epoch);
 template <class Handles, class Test>
 int wait_through_test(Handles handles, Test test) {
     for (;;) {
@@ -71,10 +74,8 @@ int wait_through_test(Handles handles, Test test) {
         const int rc = test(done);
         if (rc != MPI_SUCCESS || done) return rc;
         reqs = handles();
-        if (all_active_are_engine(reqs.data(), static_cast<int>(reqs.size())))
-            async_detail::g_finished_epoch.wait(epoch, std::memory_order_acquire);
-        else
-            sched_yield();
+        if (all_active_are_engine(reqs.data(), static_cast<int>(reqs.size()))) wait_for_any_finish(epoch);
+        else sched_yield();
     }
 }
 

@@ -177,6 +177,7 @@ bool FabricDgramEndpoint::post_receive(std::size_t slot) {
 
 bool FabricDgramEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
                             std::string *error) {
+    std::lock_guard lock(peers_mutex_);
     return peers_.resolve(av_.get(), provider(), names, count, out, error);
 }
 

@@ -88,6 +88,9 @@ private:
     int wait_fd_ = -1;              // the CQ's, owned by libfabric
     int wake_fd_ = -1;              // an eventfd, ours
     int rcvbuf_ = 0;
+    // Two threads setting up communicators at once (MPI_THREAD_MULTIPLE) resolve on this shared
+    // endpoint together: its name cache (a map) and the AV need one writer at a time.
+    std::mutex peers_mutex_;
     PeerAddresses peers_;
 };
 
