@@ -178,7 +178,10 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
 }  // namespace
 
 int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
-    if (comm.executor) comm.executor->wait_idle();
+    // While the nonblocking operations called before it run, MPI keeps progressing the rest, as
+    // in a completion call (poke_mpi_progress).
+    if (comm.executor)
+        while (!comm.executor->wait_idle_for(kPokeEvery)) poke_mpi_progress();
     return engine_run(comm, sendbuf, recvbuf, count, true);
 }
 

@@ -123,18 +123,7 @@ void finish(AsyncOp *op, int rc) {
     s.cv.notify_all();
 }
 
-// A completion call waiting for an engine operation must still let MPI progress everything
-// else the application has outstanding, as MPI's own wait would: a peer may need one of our
-// sends (a rendezvous one, which moves only while we are inside MPI) before it can join the
-// operation. So the wait wakes every kPokeEvery and makes one MPI_Iprobe, which runs MPI's
-// progress engine and consumes nothing.
-constexpr auto kPokeEvery = std::chrono::microseconds(200);
-
-void poke_mpi() {
-    int flag = 0;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-}
-
+// Waits for the operation, waking every kPokeEvery to let MPI progress the rest.
 void wait_finished(const AsyncOp *op) {
     FinishSignal &s = finish_signal();
     for (;;) {
@@ -143,7 +132,7 @@ void wait_finished(const AsyncOp *op) {
             if (s.cv.wait_for(lock, kPokeEvery, [op] { return op->finished.load(std::memory_order_acquire); }))
                 return;
         }
-        poke_mpi();
+        poke_mpi_progress();
     }
 }
 
@@ -161,6 +150,11 @@ void learn_request_status(CommState &comm) {
 }
 
 }  // namespace
+
+void poke_mpi_progress() {
+    int flag = 0;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
 
 int start_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, MPI_Request *request) {
     if (g_live.load(std::memory_order_relaxed) != 0) sweep_detached();
@@ -231,7 +225,7 @@ void wait_for_any_finish(std::uint64_t epoch) {
                           [epoch] { return g_finished_epoch.load(std::memory_order_acquire) != epoch; }))
             return;
     }
-    poke_mpi();
+    poke_mpi_progress();
 }
 
 bool all_active_are_engine(const MPI_Request *reqs, int n) {

@@ -18,6 +18,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -38,6 +39,13 @@ inline bool live() { return async_detail::g_live.load(std::memory_order_relaxed)
 // Starts an eligible nonblocking allreduce on comm's executor; *request gets its handle.
 // Returns an MPI error code (raised through the communicator's handler, as MPI would).
 int start_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, MPI_Request *request);
+
+// One turn of MPI's progress engine (an MPI_Iprobe, which consumes nothing), made while the
+// application's thread waits inside an MPI call for an engine operation: MPI's own waits
+// progress everything the program has outstanding, and a peer may need one of our sends (a
+// rendezvous one moves only while we are inside MPI) before it can join the operation.
+void poke_mpi_progress();
+constexpr auto kPokeEvery = std::chrono::microseconds(200);
 
 // MPI_Wait, MPI_Waitall: waits until each engine operation in reqs has finished and completes
 // its request in MPI, so that the PMPI call that follows returns at once for it.

@@ -28,6 +28,11 @@ void CommExecutor::wait_idle() {
     idle_.wait(lock, [this] { return queue_.empty() && running_ == 0; });
 }
 
+bool CommExecutor::wait_idle_for(std::chrono::microseconds limit) {
+    std::unique_lock lock(mutex_);
+    return idle_.wait_for(lock, limit, [this] { return queue_.empty() && running_ == 0; });
+}
+
 void CommExecutor::run() {
     std::unique_lock lock(mutex_);
     for (;;) {

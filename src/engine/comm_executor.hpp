@@ -7,6 +7,7 @@
 // order would wait for a peer that is still in the previous one.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -29,6 +30,8 @@ public:
     // Returns once everything submitted so far has run: a blocking call on the communicator
     // waits here, so that it follows the nonblocking ones called before it.
     void wait_idle();
+    // The same for at most `limit`; true if idle.
+    bool wait_idle_for(std::chrono::microseconds limit);
 
     const std::string &placement() const { return placement_; }
 
