@@ -1,6 +1,7 @@
 // The public C API (include/optireduce/optireduce.h).
 #include "optireduce/optireduce.h"
 
+#include "engine/comm_hints.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/context.hpp"
 #include "telemetry/stats.hpp"
@@ -88,4 +89,11 @@ OPTIREDUCE_EXPORT int optireduce_last_op(int comm_fortran_handle, optireduce_op_
     out->excess = r.excess ? 1 : 0;
     out->path = static_cast<int>(r.path);
     return 0;
+}
+
+OPTIREDUCE_EXPORT int optireduce_comm_enable(int comm_fortran_handle, int on) {
+    if (!optireduce::ensure_ready()) return -1;
+    MPI_Comm comm = PMPI_Comm_f2c(comm_fortran_handle);
+    if (comm == MPI_COMM_NULL) return -1;
+    return optireduce::set_comm_switch(comm, on != 0);
 }

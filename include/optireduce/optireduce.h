@@ -1,9 +1,10 @@
 /* optireduce public C API.
  *
  * Programs do not need this header: the library works when preloaded into unmodified MPI jobs.
- * It is for programs and tools that want to read what the library did. The functions are plain C
- * with no MPI types, so a program that was never linked against optireduce can still find them
- * at run time with dlsym(RTLD_DEFAULT, "optireduce_get_stats") when the library is preloaded. */
+ * It is for programs and tools that want to read what the library did, or switch it off and on
+ * for one communicator. The functions are plain C with no MPI types, so a program that was never
+ * linked against optireduce can still find them at run time with
+ * dlsym(RTLD_DEFAULT, "optireduce_get_stats") when the library is preloaded. */
 #ifndef OPTIREDUCE_OPTIREDUCE_H
 #define OPTIREDUCE_OPTIREDUCE_H
 
@@ -116,6 +117,31 @@ int optireduce_get_stats(optireduce_stats_t *out);
  * Returns 0; -1 if out is NULL, MPI is not initialised, or the engine has not run an operation
  * on that communicator (then *out is zeroed). Safe from any thread. */
 int optireduce_last_op(int comm_fortran_handle, optireduce_op_report_t *out);
+
+/* Switches the engine on (on != 0) or off (on == 0) for one communicator, given by its Fortran
+ * handle like optireduce_last_op. Off: every float SUM MPI_Allreduce / MPI_Iallreduce on it goes
+ * to the underlying MPI (counted in fallback_calls); on: the engine takes eligible calls again.
+ * The same switch as the communicator's "optireduce" MPI_Info hint (docs/configuration.md,
+ * "Per-communicator hints"), and like that hint it is copied by MPI_Comm_dup.
+ *
+ * Call it like a collective: every rank of the communicator, with the same value, at the same
+ * point between two of its allreduce calls. The library cannot check that without a collective
+ * of its own; ranks that disagree would run the next call on different paths and hang. Not
+ * while another thread has an MPI_Allreduce on the communicator in progress. Engine
+ * MPI_Iallreduce requests already started complete as usual.
+ *
+ * Switching on does not override a communicator that falls back for another reason
+ * (OPTIREDUCE_MODE=off, configuration or hints differing across ranks, an invalid hint, a
+ * failed setup). Returns the previous value of the switch (1 on, 0 off), so that a library can
+ * restore what it found; -1 if MPI is not initialised (or already finalised) or the handle is
+ * MPI_COMM_NULL's. Any other handle must be a valid communicator, as for an MPI call.
+ *
+ *     int was = optireduce_comm_enable(MPI_Comm_c2f(comm), 0);  // exact MPI for this part
+ *     MPI_Allreduce(MPI_IN_PLACE, metrics, n, MPI_FLOAT, MPI_SUM, comm);
+ *     if (was >= 0) optireduce_comm_enable(MPI_Comm_c2f(comm), was);
+ *
+ * From mpi4py: pass comm.py2f(). Under LD_PRELOAD, find it with dlsym as the other functions. */
+int optireduce_comm_enable(int comm_fortran_handle, int on);
 
 #ifdef __cplusplus
 }

@@ -165,7 +165,7 @@ bool enum_allows(const KnobSpec &k, const std::string &v) {
 }
 
 // FNV-1a: stable across processes and builds, which std::hash is not required to be.
-std::uint64_t fnv1a(const std::string &s) {
+std::uint64_t fnv1a(std::string_view s) {
     std::uint64_t h = 1469598103934665603ull;
     for (unsigned char c : s) {
         h ^= c;
@@ -219,6 +219,55 @@ std::vector<const char *> Config::agreement_names() {
     return out;
 }
 
+KnobCheck check_knob(const KnobSpec &k, std::string_view raw) {
+    std::string text = trim(std::string(raw));
+    switch (k.type) {
+        case KnobType::enumeration:
+            text = lower(text);
+            if (!enum_allows(k, text)) return {{}, "not one of the allowed values"};
+            break;
+        case KnobType::boolean:
+            text = lower(text);
+            if (text == "1" || text == "yes" || text == "true" || text == "on") text = "1";
+            else if (text == "0" || text == "no" || text == "false" || text == "off") text = "0";
+            else return {{}, "not a boolean"};
+            break;
+        case KnobType::bytes: {
+            auto v = parse_bytes(text);
+            if (!v) return {{}, "not a byte count (e.g. 65536, 64K, 1M)"};
+            if (static_cast<double>(*v) < k.min || static_cast<double>(*v) > k.max) return {{}, "out of range"};
+            text = std::to_string(*v);
+            break;
+        }
+        case KnobType::identifier:
+            text = lower(text);
+            break;
+        case KnobType::number: {
+            char *end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+                return {{}, "not a number (e.g. 0.01, 250)"};
+            if (v < k.min || v > k.max) return {{}, "out of range"};
+            // Canonical text, so 0.10 and 0.1 hash alike.
+            std::ostringstream canon;
+            canon << v;
+            text = canon.str();
+            break;
+        }
+        case KnobType::string:
+            break;
+    }
+    return {text, nullptr};
+}
+
+const KnobSpec *find_knob(std::string_view name) {
+    for (const auto &k : kKnobs)
+        if (name == k.name) return &k;
+    return nullptr;
+}
+
+std::uint64_t value_hash(std::string_view text) { return fnv1a(text); }
+
 ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string> &env_names) {
     ParseResult result;
     Config cfg;
@@ -226,61 +275,12 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
         const char *raw_c = lookup(k.name);
         bool from_env = raw_c != nullptr && *raw_c != '\0';
         std::string raw = from_env ? std::string(raw_c) : std::string(k.default_value);
-        std::string text = trim(raw);
-        switch (k.type) {
-            case KnobType::enumeration:
-                text = lower(text);
-                if (!enum_allows(k, text)) {
-                    result.error = invalid(k, raw, "not one of the allowed values");
-                    return result;
-                }
-                break;
-            case KnobType::boolean:
-                text = lower(text);
-                if (text == "1" || text == "yes" || text == "true" || text == "on") text = "1";
-                else if (text == "0" || text == "no" || text == "false" || text == "off") text = "0";
-                else {
-                    result.error = invalid(k, raw, "not a boolean");
-                    return result;
-                }
-                break;
-            case KnobType::bytes: {
-                auto v = parse_bytes(text);
-                if (!v) {
-                    result.error = invalid(k, raw, "not a byte count (e.g. 65536, 64K, 1M)");
-                    return result;
-                }
-                if (static_cast<double>(*v) < k.min || static_cast<double>(*v) > k.max) {
-                    result.error = invalid(k, raw, "out of range");
-                    return result;
-                }
-                text = std::to_string(*v);
-                break;
-            }
-            case KnobType::identifier:
-                text = lower(text);
-                break;
-            case KnobType::number: {
-                char *end = nullptr;
-                const double v = std::strtod(text.c_str(), &end);
-                if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
-                    result.error = invalid(k, raw, "not a number (e.g. 0.01, 250)");
-                    return result;
-                }
-                if (v < k.min || v > k.max) {
-                    result.error = invalid(k, raw, "out of range");
-                    return result;
-                }
-                // Canonical text, so 0.10 and 0.1 hash alike.
-                std::ostringstream canon;
-                canon << v;
-                text = canon.str();
-                break;
-            }
-            case KnobType::string:
-                break;
+        KnobCheck checked = check_knob(k, raw);
+        if (checked.why) {
+            result.error = invalid(k, raw, checked.why);
+            return result;
         }
-        cfg.values.push_back({&k, text, from_env ? Source::environment : Source::default_value});
+        cfg.values.push_back({&k, std::move(checked.text), from_env ? Source::environment : Source::default_value});
     }
 
     auto text_of = [&](const char *name) -> const std::string & {

@@ -98,6 +98,22 @@ struct ParseResult {
 };
 ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string> &env_names = {});
 
+// One value checked and normalised by its table row's rules: what parse_config() does for each
+// variable, and what per-communicator hints (config/info_hints.hpp) reuse so that a hint accepts
+// exactly what its variable does. `why` is nullptr when the value is valid, else the reason
+// (the caller names the variable or hint, and k.allowed, in its message).
+struct KnobCheck {
+    std::string text;  // normalised, as KnobValue::text
+    const char *why = nullptr;
+};
+KnobCheck check_knob(const KnobSpec &k, std::string_view raw);
+
+// The table row of the variable `name`, or nullptr.
+const KnobSpec *find_knob(std::string_view name);
+
+// The hash agreement_hashes() gives a normalised value: stable across processes and builds.
+std::uint64_t value_hash(std::string_view text);
+
 // parse_config() over this process's environment: what the library and optireduce-info use.
 ParseResult parse_environment();
 

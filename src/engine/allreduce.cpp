@@ -1,6 +1,7 @@
 #include "codec/block_layout.hpp"
 #include "engine/async_request.hpp"
 #include "engine/bounded_operation.hpp"
+#include "engine/comm_hints.hpp"
 #include "engine/comm_registry.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/context.hpp"
@@ -24,6 +25,13 @@ CommState *engine_route(MPI_Comm comm, std::int64_t count, bool nonblocking) {
     // Erroneous arguments: the underlying MPI reports them exactly as it would without us.
     if (comm == MPI_COMM_NULL || count < 0) return nullptr;
     if (!ensure_ready()) return nullptr;
+    // A communicator switched off (its "optireduce" hint or optireduce_comm_enable), or whose
+    // hints are invalid or differ across ranks, falls back before any setup: the hints were
+    // agreed when set, so every rank takes the same way, and one that is off never sets up.
+    if (!comm_hints_allow_engine(comm)) {
+        process_stats().fallback_calls.fetch_add(1, std::memory_order_relaxed);
+        return nullptr;
+    }
     CommState *st = comm_state_for(comm);
     const Route route = decide(CallFacts{true, true, count}, st->facts());
     // The knob is checked only on an enabled communicator, where setup found it equal on every
@@ -149,7 +157,7 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     process_stats().record_engine_call(count * sizeof(float), static_cast<std::uint64_t>(ns.count()));
 
     OpReport r = op.report();
-    const bool mine = r.loss() > cfg.max_loss;
+    const bool mine = r.loss() > b.max_loss;
     r.excess = cfg.on_excess_loss == ExcessLoss::warn ? mine : agree_on_excess(comm, mine);
     record(comm, r);
     if (!r.excess) {
@@ -160,9 +168,10 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     // Only the ranks over the budget say it, with their own figures.
     if (mine && b.excess_warnings++ % 100 == 0)
         OPTIREDUCE_LOG(warn,
-                       "allreduce %llu of %zu floats lost %.2f%% of its entries (OPTIREDUCE_MAX_LOSS=%g), estimated "
-                       "relative error %.3g; %llu such operations so far on this communicator",
-                       static_cast<unsigned long long>(r.ops), count, 100.0 * r.loss(), cfg.max_loss, r.error_estimate,
+                       "allreduce %llu of %zu floats lost %.2f%% of its entries (budget %g: OPTIREDUCE_MAX_LOSS, or "
+                       "the communicator's optireduce_max_loss hint), estimated relative error %.3g; %llu such "
+                       "operations so far on this communicator",
+                       static_cast<unsigned long long>(r.ops), count, 100.0 * r.loss(), b.max_loss, r.error_estimate,
                        static_cast<unsigned long long>(b.excess_warnings));
     switch (cfg.on_excess_loss) {
     case ExcessLoss::warn: return MPI_SUCCESS;

@@ -113,7 +113,9 @@ std::string BoundedOperation::run() {
     straggler_ms_ = b_.stragglers.bound_ms();
     // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
     // clocks, from their own phase starts, so ours says nothing about when they stop listening.
-    const double send_limit_ms = std::max(context().config.timeout_max_ms, context().config.timeout_ms);
+    // (The settings, not the configuration: a communicator's hint may pin its deadline.)
+    const DeadlineSettings &limits = b_.deadlines.settings();
+    const double send_limit_ms = std::max(limits.max_ms, limits.fixed_ms);
     auto drain_fn = [this] { drain(); };
     {
         StreamSender scatter(b_, phase_header(0), sent_bytes_, send_seconds_);
@@ -517,7 +519,7 @@ void BoundedOperation::learn() {
     }
     const double loss = heard ? static_cast<double>(holes) / static_cast<double>(heard) : 0.0;
     b_.loss_hint = static_cast<std::uint8_t>(std::min(255.0, std::ceil(loss * 255.0)));
-    const double target = context().config.target_loss;
+    const double target = b_.deadlines.settings().target_loss;  // the communicator's hint, if any
     for (int p = 0; p < comm_.size; ++p) {
         if (p == comm_.rank) continue;
         const auto i = static_cast<std::size_t>(p);

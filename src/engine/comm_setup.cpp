@@ -1,8 +1,10 @@
 // Collective setup of a communicator's engine state (DESIGN.md section 3): all members agree on
 // the configuration, on setup success and on a communicator id, or all fall back together.
+#include "engine/comm_hints.hpp"
 #include "engine/comm_registry.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/context.hpp"
+#include "engine/rank_agreement.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/provider_choice.hpp"
@@ -19,12 +21,6 @@ namespace optireduce {
 namespace {
 
 constexpr std::size_t kIdWords = tag::kMaxCommIds / 64;
-
-// Encodes "rank r failed" so that MPI_MAX yields the lowest failing rank (0: nobody failed).
-std::uint64_t failure_code(bool ok, int rank, int size) {
-    return ok ? 0 : static_cast<std::uint64_t>(size - rank);
-}
-int failed_rank(std::uint64_t code, int size) { return size - static_cast<int>(code); }
 
 void disable(CommState &st, std::string reason) {
     st.enabled = false;
@@ -219,7 +215,9 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     st.endpoint = ep;
     if (channel) setup_bounded(st, ctx, *channel);
     st.segment_floats = cfg.segment_bytes / sizeof(float);
-    st.min_bytes = cfg.min_bytes;
+    // The minimum size, deadlines and loss budget: the communicator's MPI_Info hints where it
+    // has them (agreed when they were set), else the environment's values.
+    apply_comm_hints(st);
 }
 
 }  // namespace

@@ -64,6 +64,8 @@ public:
         int reliable_left = 0;
         int reliable_run = 0;
         std::uint64_t excess_warnings = 0;
+        // OPTIREDUCE_MAX_LOSS, or the communicator's optireduce_max_loss hint (apply_comm_hints).
+        double max_loss = 0;
     };
     std::unique_ptr<Bounded> bounded;
 

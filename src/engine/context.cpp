@@ -1,6 +1,7 @@
 #include "engine/context.hpp"
 
 #include "engine/async_request.hpp"
+#include "engine/comm_hints.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/comm_registry.hpp"
 #include "telemetry/job_summary.hpp"
@@ -38,6 +39,8 @@ void finish_init(ProcessContext &c, Config config, const std::vector<std::string
     c.oversubscribed = node_is_oversubscribed();
     log_configure(c.config.log, c.world_rank);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_comm_state_attr, &c.comm_keyval, nullptr);
+    // Hints, unlike engine state, are copied by MPI_Comm_dup, as MPI copies info hints.
+    PMPI_Comm_create_keyval(&copy_comm_hints_attr, &delete_comm_hints_attr, &c.hints_keyval, nullptr);
     // MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works: our
     // finalize hook for programs whose MPI_Finalize we do not see (e.g. other bindings).
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &self_delete, &c.self_keyval, nullptr);
@@ -146,6 +149,8 @@ void on_mpi_finalize() {
         c.dgram.reset();
     }
     PMPI_Comm_free_keyval(&c.comm_keyval);
+    // Communicators still holding hints keep them until MPI deletes them; the keyval goes then.
+    PMPI_Comm_free_keyval(&c.hints_keyval);
     // MPI_COMM_SELF still holds an attribute with this keyval; MPI releases the keyval once
     // PMPI_Finalize deleted it (whose callback then finds us finalized and returns).
     c.finalized = true;

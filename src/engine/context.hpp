@@ -29,6 +29,7 @@ struct ProcessContext {
     int world_rank = -1;
     int comm_keyval = MPI_KEYVAL_INVALID;
     int self_keyval = MPI_KEYVAL_INVALID;
+    int hints_keyval = MPI_KEYVAL_INVALID;  // per-communicator hints (engine/comm_hints.hpp)
     bool oversubscribed = false;  // more ranks of this job on this node than online CPUs
 
     std::mutex mutex;  // everything below

@@ -51,6 +51,11 @@ public:
 
     explicit DeadlineController(DeadlineSettings s) : s_(s) {}
 
+    const DeadlineSettings &settings() const { return s_; }
+    // New settings (a communicator's hints changed) without forgetting what was learnt: the
+    // completion times measured so far stay true whatever the target or the pinned deadline.
+    void set_settings(const DeadlineSettings &s) { s_ = s; }
+
     // The deadline of `phase` (1 or 2) for a message of `bytes`, in ms from the phase's start.
     double deadline_ms(std::size_t bytes, int phase) const;
     // Expected completion time (0 before the first observation): what the sender advertises.
