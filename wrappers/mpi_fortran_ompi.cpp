@@ -4,6 +4,7 @@
 // internal aliases, and use mpi_f08's mpi_*_f08_), give eligible calls to the engine, and hand
 // everything else to Open MPI's own Fortran routine so its argument conversions stay its own.
 // (MPICH's Fortran bindings call the C MPI_* symbols, so they need nothing here.)
+#include "engine/comm_hints.hpp"
 #include "engine/context.hpp"
 #include "float_sum.hpp"
 #include "fortran_ompi.hpp"
@@ -59,7 +60,32 @@ void fortran_iallreduce(IallreduceFn real, void *sendbuf, void *recvbuf, MPI_Fin
     real(sendbuf, recvbuf, count, type, op, comm, request, ierr);
 }
 
+using SetInfoFn = void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *);
+using DupWithInfoFn = void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+
 }  // namespace
+
+// Communicator hints from Fortran (engine/comm_hints.hpp): Open MPI's routine first, then ours
+// read the keys, as the C wrappers do (wrappers/mpi_comm_info.cpp).
+#define OPTIREDUCE_FORTRAN_SET_INFO(sym)                                                  \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr) {          \
+        static const SetInfoFn real = next_symbol<SetInfoFn>(#sym);                       \
+        MPI_Fint rc = MPI_SUCCESS;                                                        \
+        real(comm, info, &rc);                                                            \
+        if (rc == MPI_SUCCESS)                                                            \
+            set_comm_hints(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), HintUpdate::merge); \
+        if (ierr) *ierr = rc;                                                             \
+    }
+
+#define OPTIREDUCE_FORTRAN_DUP_WITH_INFO(sym)                                                        \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) {  \
+        static const DupWithInfoFn real = next_symbol<DupWithInfoFn>(#sym);                          \
+        MPI_Fint rc = MPI_SUCCESS;                                                                   \
+        real(comm, info, newcomm, &rc);                                                              \
+        if (rc == MPI_SUCCESS)                                                                       \
+            set_comm_hints(PMPI_Comm_f2c(*newcomm), PMPI_Info_f2c(*info), HintUpdate::replace);      \
+        if (ierr) *ierr = rc;                                                                        \
+    }
 
 #define OPTIREDUCE_FORTRAN_IALLREDUCE(sym)                                                                       \
     OPTIREDUCE_EXPORT void sym(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,      \
@@ -102,6 +128,9 @@ void fortran_iallreduce(IallreduceFn real, void *sendbuf, void *recvbuf, MPI_Fin
 
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_ALLREDUCE, mpi_allreduce, MPI_ALLREDUCE, MPI_Allreduce)
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_IALLREDUCE, mpi_iallreduce, MPI_IALLREDUCE, MPI_Iallreduce)
+OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_SET_INFO, mpi_comm_set_info, MPI_COMM_SET_INFO, MPI_Comm_set_info)
+OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_DUP_WITH_INFO, mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO,
+                       MPI_Comm_dup_with_info)
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_INIT, mpi_init, MPI_INIT, MPI_Init)
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_INIT_THREAD, mpi_init_thread, MPI_INIT_THREAD, MPI_Init_thread)
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_FINALIZE, mpi_finalize, MPI_FINALIZE, MPI_Finalize)
@@ -110,6 +139,8 @@ OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_FINALIZE, mpi_finalize, MPI_FINALIZE, 
 // reference, so the ABI is the same; ierror is optional and then arrives as a null pointer.
 OPTIREDUCE_FORTRAN_ALLREDUCE(mpi_allreduce_f08_)
 OPTIREDUCE_FORTRAN_IALLREDUCE(mpi_iallreduce_f08_)
+OPTIREDUCE_FORTRAN_SET_INFO(mpi_comm_set_info_f08_)
+OPTIREDUCE_FORTRAN_DUP_WITH_INFO(mpi_comm_dup_with_info_f08_)
 OPTIREDUCE_FORTRAN_INIT(mpi_init_f08_)
 OPTIREDUCE_FORTRAN_INIT_THREAD(mpi_init_thread_f08_)
 OPTIREDUCE_FORTRAN_FINALIZE(mpi_finalize_f08_)
