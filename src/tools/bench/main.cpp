@@ -6,6 +6,7 @@
 #include "options.hpp"
 #include "passthrough_overhead.hpp"
 #include "sweep.hpp"
+#include "threads_sweep.hpp"
 
 #include <mpi.h>
 
@@ -14,12 +15,18 @@
 int main(int argc, char** argv)
 {
     using namespace optireduce::bench;
-    MPI_Init(&argc, &argv);
+    // Parsed before MPI starts (no MPI call is needed for it; errors are reported from rank 0
+    // below), because --threads asks for another thread level.
+    Options options;
+    const std::string error = parse_options(argc, argv, options);
+    int provided = MPI_THREAD_SINGLE;
+    if (error.empty() && options.threads > 0)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 
-    Options options;
-    const std::string error = parse_options(argc, argv, options);
     int status = 0;
     if (!error.empty()) {
         if (rank == 0) {
@@ -30,12 +37,19 @@ int main(int argc, char** argv)
     } else if (options.help) {
         if (rank == 0)
             print_usage(stdout, argv[0]);
+    } else if (options.threads > 0 && provided < MPI_THREAD_MULTIPLE) {
+        if (rank == 0)
+            std::fprintf(stderr, "optireduce-bench: --threads needs MPI_THREAD_MULTIPLE; this MPI provides level %d\n",
+                         provided);
+        status = 1;
     } else {
         const LibraryProbe library;
         if (options.passthrough_overhead)
             status = run_passthrough_overhead(options, library, MPI_COMM_WORLD);
         else if (options.completion_overhead)
             status = run_completion_overhead(options, library, MPI_COMM_WORLD);
+        else if (options.threads > 0)
+            status = run_threads_sweep(options, library, MPI_COMM_WORLD);
         else if (options.nonblocking)
             status = run_nonblocking_sweep(options, library, MPI_COMM_WORLD);
         else

@@ -10,6 +10,9 @@
 namespace optireduce::bench {
 namespace {
 
+// --threads: more would only measure the scheduler.
+constexpr long max_threads = 64;
+
 // MPI_Allreduce takes an int count of floats.
 constexpr std::size_t max_message_bytes = std::size_t{INT_MAX} * sizeof(float);
 
@@ -89,6 +92,7 @@ std::string parse_options(int argc, char** argv, Options& out)
         opt_sleep,
         opt_nonblocking,
         opt_test_calls,
+        opt_threads,
     };
     static const option long_options[] = {
         {"message-size", required_argument, nullptr, 'm'},
@@ -105,6 +109,7 @@ std::string parse_options(int argc, char** argv, Options& out)
         {"completion-overhead", no_argument, nullptr, opt_completion},
         {"nonblocking", no_argument, nullptr, opt_nonblocking},
         {"test-calls", required_argument, nullptr, opt_test_calls},
+        {"threads", required_argument, nullptr, opt_threads},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0},
     };
@@ -168,6 +173,14 @@ std::string parse_options(int argc, char** argv, Options& out)
             out.test_calls = *calls;
             break;
         }
+        case opt_threads: {
+            auto threads = parse_count(optarg, 2);
+            if (!threads || *threads > max_threads)
+                return "--threads: expected an integer from 2 to " + std::to_string(max_threads) + ", got '" +
+                       std::string(optarg) + "'";
+            out.threads = *threads;
+            break;
+        }
         case 'h':
             out.help = true;
             break;
@@ -184,6 +197,14 @@ std::string parse_options(int argc, char** argv, Options& out)
         return "--passthrough-overhead, --completion-overhead and --nonblocking exclude each other";
     if (out.test_calls > 0 && !out.nonblocking)
         return "--test-calls needs --nonblocking";
+    if (out.threads > 0) {
+        if (out.passthrough_overhead || out.completion_overhead)
+            return "--threads excludes --passthrough-overhead and --completion-overhead";
+        // The threads' calls run back to back: their aggregate bandwidth is the point.
+        if (out.compute_ms > 0 || out.skew_ms > 0 || out.compute_sleep || out.test_calls > 0)
+            return "--threads times calls back to back: --compute-ms, --skew-ms, --compute-sleep and --test-calls "
+                   "do not apply";
+    }
     return {};
 }
 
@@ -223,6 +244,10 @@ void print_usage(std::FILE* to, const char* argv0)
         "                              size's Pure Comm. time on every rank (plus --skew-ms)\n"
         "      --test-calls N          with --nonblocking: the compute in N slices, each followed by an\n"
         "                              MPI_Test (PMPI_Test) on the request (OSU's -t; default 0)\n"
+        "      --threads N             N threads per rank (2..64; MPI_THREAD_MULTIPLE), each calling on its own\n"
+        "                              MPI_Comm_dup at once, back to back (with --nonblocking: Iallreduce\n"
+        "                              then Wait): per call per thread and aggregate bandwidth of optireduce\n"
+        "                              and native on N threads, then of both on one thread\n"
         "      --passthrough-overhead  instead: time N (-i, default 1000000) 1-element MPI_INT\n"
         "                              allreduces via MPI_Allreduce vs PMPI_Allreduce, in ns per call\n"
         "      --completion-overhead   instead: time N (-i, default 200000) completion calls on ordinary\n"

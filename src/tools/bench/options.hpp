@@ -24,6 +24,7 @@ struct Options {
     bool completion_overhead = false;
     bool nonblocking = false; // MPI_Iallreduce + compute + MPI_Wait instead of MPI_Allreduce
     long test_calls = 0;      // --nonblocking: MPI_Test calls spread over the compute (OSU's -t)
+    long threads = 0;         // --threads: this many threads per rank, one communicator each (0: off)
     bool help = false;
     std::string csv_path;
 };

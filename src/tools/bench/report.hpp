@@ -8,9 +8,11 @@
 #include "nonblocking_step.hpp"
 #include "options.hpp"
 #include "plan.hpp"
+#include "threads_step.hpp"
 #include "validator.hpp"
 
 #include <optional>
+#include <string>
 
 namespace optireduce::bench {
 
@@ -24,9 +26,12 @@ void print_preamble(const char* what, const LibraryProbe& library, int ranks);
 
 void print_sweep_notes(const Options& options);
 void print_nonblocking_notes(const Options& options);
+void print_threads_notes(const Options& options);
 
 // The library's own counters on rank 0, so a reader can tell engine calls from pass-through.
 void print_counters(const LibraryProbe& library);
+// The end of every sweep: rank 0 prints the counters and what went wrong; the exit status.
+int finish_sweep(bool root, const LibraryProbe& library, bool csv_ok, const std::string& csv_path, bool all_valid);
 
 class SweepTable {
 public:
@@ -53,6 +58,22 @@ public:
                    const NonblockingTimes& native, const std::optional<ValidationResult>& validation) const;
 
 private:
+    bool validate_;
+};
+
+// --threads: per call per thread and aggregate bandwidth of the library and native on N threads,
+// then of both on one thread.
+class ThreadsTable {
+public:
+    ThreadsTable(std::size_t threads, bool validate) : threads_(threads), validate_(validate) {}
+
+    void print_header() const;
+    void print_row(const SizeStep& step, const ThreadedTimes& optireduce, std::optional<double> engine_percent,
+                   const ThreadedTimes& native, const ThreadedTimes& optireduce_one, const ThreadedTimes& native_one,
+                   const std::optional<ValidationResult>& validation) const;
+
+private:
+    std::size_t threads_;
     bool validate_;
 };
 

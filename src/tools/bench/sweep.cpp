@@ -84,15 +84,7 @@ int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm
         }
     }
 
-    bool csv_ok = csv.close();
-    if (rank == 0) {
-        print_counters(library);
-        if (!csv_ok)
-            std::fprintf(stderr, "optireduce-bench: writing %s failed\n", options.csv_path.c_str());
-        if (!all_valid)
-            std::fprintf(stderr, "optireduce-bench: validation FAILED (see the Validation column)\n");
-    }
-    return all_valid && csv_ok ? 0 : 1;
+    return finish_sweep(rank == 0, library, csv.close(), options.csv_path, all_valid);
 }
 
 } // namespace optireduce::bench
