@@ -2,9 +2,23 @@
 
 #include "engine/thread_placement.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 namespace optireduce {
 
-CommExecutor::CommExecutor() { thread_ = start_placed_thread(&placement_, [this] { run(); }); }
+CommExecutor::CommExecutor() {
+    thread_ = start_placed_thread(&placement_, [this] {
+        // SCHED_BATCH: a woken executor does not preempt the thread that woke it. Without it, on
+        // a core with nothing idle, MPI_Iallreduce handed the core to the operation it had just
+        // queued and returned only when the scheduler gave it back: 60-280 us inside the call at
+        // 64 KiB - 1 MiB on 2 local ranks, against 4 us with it (docs/benchmarks.md 12.6). The
+        // operation still gets its share of the core while the application computes.
+        sched_param param{};
+        pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+        run();
+    });
+}
 
 CommExecutor::~CommExecutor() {
     {
