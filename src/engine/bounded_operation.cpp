@@ -54,6 +54,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
     rx_.seq = seq_;
     rx_.floats_per_datagram = F;
     rx_.size_for(static_cast<std::size_t>(N));
+    lost_whole_.assign(static_cast<std::size_t>(N), 0);
     std::vector<std::uint32_t> chunks[2];
     for (int p = 0; p < 2; ++p) {
         rx_.dest[p].assign(static_cast<std::size_t>(N), nullptr);
@@ -166,6 +167,7 @@ wire::Header BoundedOperation::phase_header(int phase) const {
     h.seq = seq_;
     h.src_rank = static_cast<std::uint32_t>(comm_.rank);
     h.loss_hint = b_.loss_hint;
+    if (phase == 0 && b_.waited) h.flags = wire::kWaited;
     h.sender_estimate_us = static_cast<std::uint32_t>(
         std::min(b_.deadlines.expected_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
     return h;
@@ -204,6 +206,13 @@ Clock::time_point BoundedOperation::sender_end(int phase, std::size_t s) const {
     if (phase == 0) {
         // Started: the deadline bounds how long its data take on the network from there.
         if (started != Clock::time_point{}) return after_ms(started, deadline_ms_[0]);
+        // Silent here, but its all-gather is arriving: it started long ago (it sends its
+        // reduce-scatter before anything else), and its stream to us was lost on the way. Waiting
+        // for it is waiting for loss: it gets the deadline from that evidence, not the straggler
+        // bound. (A short stream, one or two datagrams, is lost whole often enough at 1-2% loss,
+        // and the bound is up to seconds.)
+        const Clock::time_point gathered = rx_.last_from[1][s];
+        if (gathered != Clock::time_point{}) return after_ms(std::max(start_[0], gathered), deadline_ms_[0]);
         // Not started: still computing, or preempted. It is waited for up to the straggler
         // bound, from our own start (never less than the deadline: a peer a little behind us
         // is not a straggler).
@@ -297,6 +306,11 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, StreamSender *ga
         lock.lock();
     }
     rx_.open[phase] = false;  // from here on the router counts this phase's datagrams as late
+    if (phase == 0) {
+        // Under the lock: the router is still writing the all-gather's arrivals.
+        for (std::size_t s = 0; s < static_cast<std::size_t>(comm_.size); ++s)
+            lost_whole_[s] = rx_.started[0][s] == Clock::time_point{} && rx_.last_from[1][s] != Clock::time_point{};
+    }
     rx_.closed_at[phase] = now;
     rx_.near_window[phase] = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double, std::milli>(deadline_ms_[phase]));
@@ -441,7 +455,8 @@ void BoundedOperation::finish_phase(int phase, Close how) {
         if (started == Clock::time_point{}) {
             // A straggler is a peer silent in the reduce-scatter; an owner whose all-gather
             // did not start in time is late on the network like any other.
-            if (phase == 0 && map.received(i) < map.chunks(i) && how == Close::deadline) {
+            // One whose all-gather we heard started: its stream was lost, it was not late.
+            if (phase == 0 && map.received(i) < map.chunks(i) && how == Close::deadline && !lost_whole_[i]) {
                 wrote_off_ = true;
                 bump(ps.stragglers_written_off);
             }
@@ -500,12 +515,18 @@ void BoundedOperation::estimate_error() {
 void BoundedOperation::learn() {
     // The skew of this operation: how far the latest start trailed the earliest, ours included,
     // so a rank that is usually the late one learns the job's skew as well as the others.
-    // The latest start is rs_all_started_, found when the all-gather began.
-    Clock::time_point first = start_[0];
-    for (const Clock::time_point started : rx_.started[0])
-        if (started != Clock::time_point{}) first = std::min(first, started);
-    const double lateness_ms = ms_between(first, rs_all_started_);
-    b_.stragglers.observe(lateness_ms, wrote_off_);
+    // A start flagged wire::kWaited (ours too, when we waited) was delayed by that rank's wait
+    // for a straggler of the previous operation: it may be the earliest start but not the
+    // latest, or each write-off would teach the bound a lateness as long as the bound itself.
+    Clock::time_point first = start_[0], last = b_.waited ? Clock::time_point{} : start_[0];
+    for (std::size_t s = 0; s < rx_.started[0].size(); ++s) {
+        const Clock::time_point started = rx_.started[0][s];
+        if (started == Clock::time_point{}) continue;
+        first = std::min(first, started);
+        if (!rx_.waited[s]) last = std::max(last, started);
+    }
+    b_.stragglers.observe(last > first ? ms_between(first, last) : 0.0, wrote_off_);
+    b_.waited = wrote_off_;
 
     // Our loss hint for the peers' pacing: what slower senders could have saved, i.e. holes in
     // the streams we heard (a buffer or a queue that overflowed, or a lossy link, which the

@@ -105,6 +105,9 @@ private:
     double deadline_ms_[2] = {0, 0};  // per sender, from its start
     double straggler_ms_ = 0;         // for a peer that has not started
     bool wrote_off_ = false;          // a peer that never started was written off
+    // Per peer, at the reduce-scatter's close: silent in it, but its all-gather arrived (its
+    // stream to us was lost whole: a loss, not a straggler).
+    std::vector<std::uint8_t> lost_whole_;
     bool repair_asked_ = false;       // phase-2 repair requested; answers awaited until:
     Clock::time_point repair_until_{};
     double phase_ms_[2] = {0, 0};

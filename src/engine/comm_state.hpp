@@ -54,6 +54,7 @@ public:
         StragglerBound stragglers;
         SendPacer pacer{0};
         std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers
+        bool waited = false;  // our previous operation wrote a peer off (wire::kWaited), for peers
         FaultRng faults;             // OPTIREDUCE_FAULT_DUPLICATE and _DELAY decisions
         // Accuracy under loss: agreed at setup.
         bool hadamard = false;        // OPTIREDUCE_HADAMARD resolved for this communicator

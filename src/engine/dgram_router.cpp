@@ -158,6 +158,7 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
         op.started[p][s] == Clock::time_point{} && (!(h.flags & wire::kEarly) || (h.flags & wire::kTail));
     if (starts) op.started[p][s] = arrival;
     op.loss_hint[s] = h.loss_hint;
+    if (h.flags & wire::kWaited) op.waited[s] = 1;
     // Non-negative binary16 values order like their bits (decode refused anything else).
     if (p == 1) op.shard_error[s] = std::max(op.shard_error[s], h.shard_error);
     bool chunk_ready = false;

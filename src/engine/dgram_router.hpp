@@ -52,6 +52,7 @@ struct OpReceive {
     std::vector<std::uint16_t> arrivals;
     std::vector<std::uint32_t> ready;
     std::vector<std::uint8_t> loss_hint;  // latest reported by each sender
+    std::vector<std::uint8_t> waited;     // reduce-scatter: the sender's header said wire::kWaited
     // Phase 2: each owner's error of its shard (binary16), the largest it sent: datagrams it sent
     // before its reduce-scatter closed are exact and carry 0.
     std::vector<std::uint16_t> shard_error;
@@ -66,6 +67,7 @@ struct OpReceive {
     // Sizes the per-sender state for a communicator of `senders` ranks, all zero.
     void size_for(std::size_t senders) {
         loss_hint.assign(senders, 0);
+        waited.assign(senders, 0);
         shard_error.assign(senders, 0);
         for (int p = 0; p < 2; ++p) {
             started[p].assign(senders, Clock::time_point{});

@@ -24,6 +24,7 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
     : b_(b),
       ep_(*b.channel->endpoint),
       header_(header),
+      base_flags_(header.flags),
       F_(b.floats_per_datagram),
       // Datagrams per destination per round: what one offloaded send carries (64 KiB with GSO),
       // so a round is one system call for all peers, destinations still interleaved.
@@ -75,7 +76,8 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run) {
         const std::uint32_t c = first + i;
         header_.chunk = c;
         // The last datagrams this peer gets in the phase, in sending order.
-        header_.flags = static_cast<std::uint8_t>((s.sent + i + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0) | early_);
+        header_.flags = static_cast<std::uint8_t>(
+            base_flags_ | (s.sent + i + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0) | early_);
         header_.payload_len = static_cast<std::uint16_t>(segment_of(s.len, F_, c).count * sizeof(float));
         wire::encode(header_, std::span<std::byte, wire::kHeaderBytes>(s.headers.data() + i * wire::kHeaderBytes,
                                                                        wire::kHeaderBytes));

@@ -78,6 +78,7 @@ private:
     CommState::Bounded &b_;
     DgramEndpoint &ep_;
     wire::Header header_;
+    std::uint8_t base_flags_;  // the caller's (wire::kWaited); tail and early are added per datagram
     std::uint8_t early_ = 0;
     std::size_t F_;
     std::size_t burst_;

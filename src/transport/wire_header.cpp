@@ -36,7 +36,7 @@ T get(std::span<const std::byte> in, std::size_t off) {
     return static_cast<T>(v);
 }
 
-constexpr std::uint8_t kKnownFlags = kTail | kEarly;
+constexpr std::uint8_t kKnownFlags = kTail | kEarly | kWaited;
 
 }  // namespace
 
@@ -111,6 +111,7 @@ Decoded decode(std::span<const std::byte> d) {
     h.phase = static_cast<Phase>(phase);
     h.flags = get<std::uint8_t>(d, kOffFlags);
     if ((h.flags & ~kKnownFlags) != 0 || (h.phase != Phase::all_gather && (h.flags & kEarly) != 0) ||
+        (h.phase != Phase::reduce_scatter && (h.flags & kWaited) != 0) ||
         (h.phase == Phase::repair && h.flags != 0))
         return {std::nullopt, DecodeError::reserved_set};
     h.loss_hint = get<std::uint8_t>(d, kOffLossHint);

@@ -13,7 +13,7 @@
 namespace optireduce::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
-inline constexpr std::uint8_t kVersion = 3;  // 2: bytes 34-35 carry shard_error; 3: kEarly, repair
+inline constexpr std::uint8_t kVersion = 4;  // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited
 inline constexpr std::size_t kHeaderBytes = 40;
 
 // repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:
@@ -26,6 +26,11 @@ enum Flags : std::uint8_t {
     // contributions were all in early). Receivers start the sender's phase-2 clock at its first
     // datagram without this flag: the rest of its shard comes only after its reduce-scatter.
     kEarly = 1u << 1,
+    // Reduce-scatter only: the sender's previous operation on this communicator waited out the
+    // straggler bound for a peer that never started. Its start here is late by its own wait, not
+    // by compute skew, so receivers do not learn it as lateness (a bound learned from the waits
+    // it causes grows without end: each write-off would double it).
+    kWaited = 1u << 2,
 };
 
 struct Header {

@@ -51,7 +51,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(1), 'R');
     EXPECT_EQ(byte(2), 'D');
     EXPECT_EQ(byte(3), 'G');
-    EXPECT_EQ(byte(4), 3u);     // version
+    EXPECT_EQ(byte(4), 4u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
     EXPECT_EQ(byte(7), 0x2au);  // loss hint
@@ -93,6 +93,13 @@ TEST(WireHeader, RejectsEachMalformation) {
     expect_error(datagram(rs), DecodeError::reserved_set);
     rs.phase = Phase::all_gather;
     EXPECT_TRUE(decode(datagram(rs)).header.has_value());
+    // kWaited is a reduce-scatter flag: refused in the all-gather, kept in the reduce-scatter.
+    rs.flags = kWaited;
+    expect_error(datagram(rs), DecodeError::reserved_set);
+    rs.phase = Phase::reduce_scatter;
+    rs.flags = kWaited | kTail;
+    ASSERT_TRUE(decode(datagram(rs)).header.has_value());
+    EXPECT_EQ(decode(datagram(rs)).header->flags, kWaited | kTail);
     // shard_error (bytes 34-35, little-endian): infinity, NaN and a sign bit are refused, and so
     // is any nonzero value in the reduce-scatter; the largest finite value passes.
     for (const std::uint16_t bad : {0x7c00, 0x7e00, 0x8000, 0xbc00}) {
