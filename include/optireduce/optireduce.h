@@ -78,6 +78,10 @@ typedef struct optireduce_stats {
     /* Nonblocking calls: of engine_calls, those that came as MPI_Iallreduce (their requests
      * complete through MPI_Wait, MPI_Test and the rest of that family as usual). */
     uint64_t nonblocking_calls;
+
+    /* Engine staging memory that could not be allocated or registered on this rank (the
+     * operation then failed on every rank of the communicator, in step, with MPI_ERR_NO_MEM). */
+    uint64_t staging_failures;
 } optireduce_stats_t;
 
 /* What the last allreduce the engine ran on one communicator did, as this rank saw it. */

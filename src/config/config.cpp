@@ -118,6 +118,11 @@ constexpr std::array kKnobs{
              "TEST ONLY: how long the delayed rank sleeps"},
     KnobSpec{"OPTIREDUCE_FAULT_DELAY_PROB", KnobType::number, "1", "0..1", 0, 1, false,
              "TEST ONLY: probability that the delayed rank sleeps before a given operation"},
+    KnobSpec{"OPTIREDUCE_FAULT_ALLOC_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
+             "TEST ONLY: world rank whose staging allocation fails once, at its "
+             "OPTIREDUCE_FAULT_ALLOC_NTH growth (-1: none)"},
+    KnobSpec{"OPTIREDUCE_FAULT_ALLOC_NTH", KnobType::number, "1", "1..1000000", 1, 1000000, false,
+             "TEST ONLY: which growth of the engine's staging memory fails on that rank (1: the first)"},
     KnobSpec{"OPTIREDUCE_FAULT_SEED", KnobType::bytes, "1", "0..1T", 0, TiB, false,
              "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats"},
 };
@@ -343,6 +348,8 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     cfg.fault_delay_ms = number("OPTIREDUCE_FAULT_DELAY_MS");
     cfg.fault_delay_prob = number("OPTIREDUCE_FAULT_DELAY_PROB");
     cfg.fault_seed = std::stoull(text_of("OPTIREDUCE_FAULT_SEED"));
+    cfg.fault_alloc_rank = static_cast<int>(number("OPTIREDUCE_FAULT_ALLOC_RANK"));
+    cfg.fault_alloc_nth = static_cast<std::uint64_t>(number("OPTIREDUCE_FAULT_ALLOC_NTH"));
 
     for (const auto &name : env_names) {
         if (name.rfind("OPTIREDUCE_", 0) != 0) continue;

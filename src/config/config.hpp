@@ -74,6 +74,8 @@ struct Config {
     double fault_delay_ms = 0;
     double fault_delay_prob = 1;  // probability the delayed rank sleeps before a given operation
     std::uint64_t fault_seed = 0;
+    int fault_alloc_rank = -1;        // world rank whose staging allocation fails once
+    std::uint64_t fault_alloc_nth = 1;  // at its nth growth of staging memory
 
     std::vector<KnobValue> values;  // one per knob_table() row, same order
 

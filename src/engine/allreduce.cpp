@@ -6,6 +6,7 @@
 #include "engine/comm_state.hpp"
 #include "engine/context.hpp"
 #include "engine/engine.hpp"
+#include "engine/staging_agreement.hpp"
 #include "engine/tar_operation.hpp"
 #include "policy/eligibility.hpp"
 #include "telemetry/log.hpp"
@@ -14,6 +15,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <mutex>
@@ -38,6 +40,15 @@ CommState *engine_route(MPI_Comm comm, std::int64_t count, bool nonblocking) {
     // rank, so every rank takes the same way.
     const bool needs_agreement = context().config.on_excess_loss != ExcessLoss::warn;
     if (route == Route::engine && !(nonblocking && needs_agreement)) return st;
+    if (route == Route::fallback && static_cast<std::uint64_t>(count) > st->max_count) {
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true))
+            OPTIREDUCE_LOG(warn,
+                           "an allreduce of %lld floats is beyond what exact mode addresses on a %d-rank "
+                           "communicator (%llu floats: 2^20 segments of OPTIREDUCE_SEGMENT_BYTES per rank); it "
+                           "runs through the underlying MPI (raise OPTIREDUCE_SEGMENT_BYTES to keep such calls)",
+                           static_cast<long long>(count), st->size, static_cast<unsigned long long>(st->max_count));
+    }
     process_stats().fallback_calls.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
 }
@@ -130,7 +141,10 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     const std::uint32_t seq = comm.next_seq++;  // before anything can fail: the same on every rank
     const BlockLayout layout = plan_layout(count, comm.size, b.hadamard, cfg.hadamard_block);
     std::string error;
-    Staging *staging = comm.acquire_staging(layout.padded, layout.max_shard(), layout.transform ? layout.padded : 0, &error);
+    bool grew = false;
+    Staging *staging =
+        comm.acquire_staging(layout.padded, layout.max_shard(), layout.transform ? layout.padded : 0, &error, &grew);
+    staging = agree_on_staging(comm, staging, grew, from_mpi_call, &error);
     // A rank that fails still takes part in the agreement the others will run after their
     // operation (as an excess: its result is not an estimate), so that the collectives stay in
     // step and the others learn of the failure; and it reports the operation like they do.
@@ -206,10 +220,14 @@ int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t 
 
     std::string error;
     Staging *staging = nullptr;
+    bool grew = false;
     {
         std::lock_guard lock(ep.mutex());  // registration goes through the domain
-        staging = comm.acquire_staging(count, &error);
+        staging = comm.acquire_staging(count, &error, &grew);
     }
+    // Not under the endpoint's lock: the agreement is an MPI collective, and this rank's other
+    // threads may need the endpoint meanwhile.
+    staging = agree_on_staging(comm, staging, grew, from_mpi_call, &error);
     if (!staging) {
         OPTIREDUCE_LOG(error, "allreduce of %zu floats: %s", count, error.c_str());
         if (from_mpi_call) PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_NO_MEM);

@@ -8,6 +8,7 @@
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/provider_choice.hpp"
+#include "transport/tag.hpp"
 #include "transport/wire_header.hpp"
 
 #include <algorithm>
@@ -215,6 +216,12 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     st.endpoint = ep;
     if (channel) setup_bounded(st, ctx, *channel);
     st.segment_floats = cfg.segment_bytes / sizeof(float);
+    // Exact mode tags each message with its segment's index within the shard, in 20 bits: more
+    // segments per shard would alias another segment's tag. (Bounded mode's datagrams carry a
+    // 32-bit chunk index of at least 144 floats each, beyond any count MPI can pass.) Every
+    // member computes the same value from agreed settings, so every rank routes alike.
+    if (!st.bounded)
+        st.max_count = static_cast<std::uint64_t>(st.size) * tag::kMaxSegments * st.segment_floats;
     // The minimum size, deadlines and loss budget: the communicator's MPI_Info hints where it
     // has them (agreed when they were set), else the environment's values.
     apply_comm_hints(st);

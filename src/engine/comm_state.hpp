@@ -41,6 +41,7 @@ public:
     std::vector<fi_addr_t> peers;      // by communicator rank
     std::size_t segment_floats = 0;
     std::uint64_t min_bytes = 0;
+    std::uint64_t max_count = UINT64_MAX;  // CommFacts::max_count
     std::uint32_t next_seq = 0;  // eligible calls so far; identical on every rank
 
     // Bounded mode (endpoint is then nullptr): the datagram channel and what it needs.
@@ -74,13 +75,15 @@ public:
     mutable std::mutex report_mutex;
     OpReport last_op;
 
-    CommFacts facts() const { return {intracomm, size, enabled, min_bytes}; }
+    CommFacts facts() const { return {intracomm, size, enabled, min_bytes, max_count}; }
 
     // A free set of staging buffers big enough for n floats, or nullptr with *error set.
-    Staging *acquire_staging(std::size_t n, std::string *error);
+    // *grew (if given): memory had to be allocated (or registered), the only step that can fail.
+    Staging *acquire_staging(std::size_t n, std::string *error, bool *grew = nullptr);
     // The same for bounded mode's layout: a result (wire) vector, one shard per rank for the
     // reduce-scatter, and `wire` floats for the transformed input (0: none).
-    Staging *acquire_staging(std::size_t result, std::size_t shard, std::size_t wire, std::string *error);
+    Staging *acquire_staging(std::size_t result, std::size_t shard, std::size_t wire, std::string *error,
+                             bool *grew = nullptr);
     void release_staging(Staging *s) { s->busy = false; }
 
 private:

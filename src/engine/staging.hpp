@@ -18,6 +18,7 @@ public:
     // Grows (never shrinks) to hold at least `floats` elements; re-registers with `ep` (if not
     // null) when it grows.
     bool reserve(std::size_t floats, RdmEndpoint *ep, std::string *error);
+    bool fits(std::size_t floats) const { return data_ && floats <= capacity_; }
     float *data() const { return data_.get(); }
     void *desc() const { return mr_.desc(); }
 

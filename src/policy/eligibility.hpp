@@ -26,6 +26,9 @@ struct CommFacts {
     int size = 0;
     bool engine_enabled = false;  // setup succeeded and configuration agreed on every rank
     std::uint64_t min_bytes = 0;  // agreed OPTIREDUCE_MIN_BYTES
+    // The largest count the engine's channel can address on this communicator (exact mode's tag
+    // has 20 bits of segment index per shard); larger calls (MPI_Allreduce_c) fall back.
+    std::uint64_t max_count = UINT64_MAX;
 };
 
 enum class Route {
@@ -46,6 +49,7 @@ constexpr Route decide(const CallFacts &c, const CommFacts &comm) {
     if (!comm.intracomm || comm.size < 2) return Route::fallback;
     if (!comm.engine_enabled) return Route::fallback;
     if (static_cast<std::uint64_t>(c.count) * 4u < comm.min_bytes) return Route::fallback;
+    if (static_cast<std::uint64_t>(c.count) > comm.max_count) return Route::fallback;
     return Route::engine;
 }
 

@@ -98,6 +98,18 @@ TEST(Eligibility, CountsBeyondIntRange) {
               Route::fallback);
 }
 
+// Beyond what the channel addresses (exact mode: 2^20 segments per shard), a call falls back,
+// on every rank alike: the bound is computed from agreed settings. Exactly the bound is taken.
+TEST(Eligibility, CountsBeyondTheChannelFallBack) {
+    CommFacts comm = ready_comm(4, 0);
+    const std::uint64_t segment_floats = 1024;  // OPTIREDUCE_SEGMENT_BYTES=4K, the smallest
+    comm.max_count = 4 * (std::uint64_t{1} << 20) * segment_floats;
+    const auto at = static_cast<std::int64_t>(comm.max_count);
+    EXPECT_EQ(decide(float_sum(at), comm), Route::engine);
+    EXPECT_EQ(decide(float_sum(at + 1), comm), Route::fallback);
+    EXPECT_EQ(decide(CallFacts{false, true, at + 1}, comm), Route::passthrough);
+}
+
 // The checks are ordered: the cheap float-SUM test decides pass-through before any
 // communicator fact is consulted, and the communicator rules come before the size threshold.
 TEST(Eligibility, RulePrecedence) {
