@@ -14,8 +14,9 @@ namespace {
 // more than four billion operations on one communicator keeps working.
 bool seq_before(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) < 0; }
 
-// A held datagram's prefix: its length (uint16) and arrival time (Clock::rep).
-constexpr std::size_t kHeldPrefix = sizeof(std::uint16_t) + sizeof(Clock::rep);
+// A held datagram's prefix: its length (uint32: a datagram is up to 40 + 65535 bytes) and
+// arrival time (Clock::rep).
+constexpr std::size_t kHeldPrefix = sizeof(std::uint32_t) + sizeof(Clock::rep);
 
 }  // namespace
 
@@ -117,7 +118,7 @@ void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d)
         return;
     }
     std::vector<std::byte> &buf = c.held[seq];
-    const auto len = static_cast<std::uint16_t>(d.size());
+    const auto len = static_cast<std::uint32_t>(d.size());
     const Clock::rep arrival = Clock::now().time_since_epoch().count();
     const std::size_t at = buf.size();
     buf.resize(at + kHeldPrefix + d.size());
@@ -178,7 +179,7 @@ void DgramRouter::take_held(Comm &c, std::uint32_t seq, Fn &&each) {
     const std::vector<std::byte> buf = std::move(held->second);
     c.held.erase(held);
     for (std::size_t at = 0; at + kHeldPrefix <= buf.size();) {
-        std::uint16_t len;
+        std::uint32_t len;
         Clock::rep arrival;
         std::memcpy(&len, buf.data() + at, sizeof len);
         std::memcpy(&arrival, buf.data() + at + sizeof len, sizeof arrival);

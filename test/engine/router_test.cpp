@@ -208,5 +208,87 @@ TEST_F(Fixture, NearMissesAreReportedOnceAfterTheirWindow) {
     EXPECT_TRUE(router.take_near_misses(kKey).empty());  // once
 }
 
+// The largest datagram the wire allows (a 65532-byte payload: 16383 floats, plus the header) is
+// held whole and replayed whole: the held prefix stores its length in 32 bits, not 16.
+TEST(Router, TheLargestDatagramIsHeldAndReplayedWhole) {
+    constexpr std::size_t kBig = 16383;
+    DgramRouter router;
+    router.add_comm(kKey, 0, 3, {FI_ADDR_NOTAVAIL, 1, 2});
+    std::vector<float> dest(kBig, -1.0f);
+    OpReceive op;
+    op.seq = 1;
+    op.floats_per_datagram = kBig;
+    op.size_for(3);
+    const std::vector<std::uint32_t> chunks{0, 1, 0};
+    for (int p = 0; p < 2; ++p) {
+        op.dest[p] = {nullptr, dest.data(), nullptr};
+        op.length[p] = {0, kBig, 0};
+        op.map[p].reset(chunks);
+    }
+    const auto d = datagram(1, 1, 0, kBig, 7.0f);
+    ASSERT_GT(d.size(), 65535u);
+    const auto held = process_stats().datagrams_held.load();
+    router.on_datagram(d, FI_ADDR_NOTAVAIL);  // operation 1 is not open yet
+    EXPECT_EQ(process_stats().datagrams_held.load(), held + 1);
+    const auto inv = process_stats().datagrams_invalid.load();
+    router.open_op(kKey, &op);
+    EXPECT_EQ(process_stats().datagrams_invalid.load(), inv);
+    EXPECT_EQ(op.map[0].received(1), 1u);
+    for (float v : dest) ASSERT_EQ(v, 7.0f);
+    router.close_op(kKey, &op);
+}
+
+// A peer (or a forger with the job's nonce) flooding datagrams for operations far ahead: what
+// is held stays within kHeldAheadOps operations and kHeldBytesPerComm bytes, the rest is dropped
+// and counted; the operation then opens with what was held. Repair requests queue at most
+// kQueuedRequestsPerComm deep.
+TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
+    const auto held = process_stats().datagrams_held.load();
+    const auto dropped = process_stats().datagrams_held_dropped.load();
+    for (std::uint32_t seq = 0; seq < 1000; ++seq) feed(datagram(seq, 1, 0, 4, 1.0f));
+    // Operations 0..kHeldAheadOps-1 are within the window, one datagram each.
+    EXPECT_EQ(process_stats().datagrams_held.load(), held + DgramRouter::kHeldAheadOps);
+    EXPECT_EQ(process_stats().datagrams_held_dropped.load(), dropped + 1000 - DgramRouter::kHeldAheadOps);
+
+    // Bytes: the largest datagrams for operation 2 until well past the cap. Duplicates are held
+    // as they come (their check is at replay), so only the byte cap stops them.
+    const auto big = datagram(2, 2, 0, 16383, 1.0f);
+    const std::size_t fit = (DgramRouter::kHeldBytesPerComm - 4 * (wire::kHeaderBytes + 16)) / big.size();
+    const auto held2 = process_stats().datagrams_held.load();
+    const auto dropped2 = process_stats().datagrams_held_dropped.load();
+    for (std::size_t i = 0; i < fit + 100; ++i) feed(big);
+    EXPECT_EQ(process_stats().datagrams_held.load(), held2 + fit);
+    EXPECT_EQ(process_stats().datagrams_held_dropped.load(), dropped2 + 100);
+
+    // Skipping the held operations drops what was held for them (counted late) and frees the
+    // bytes: a datagram for an operation within the new window is held again.
+    router.skip_op(kKey, 0);
+    router.skip_op(kKey, 1);
+    router.skip_op(kKey, 2);
+    const auto held3 = process_stats().datagrams_held.load();
+    feed(datagram(6, 1, 0, 4, 1.0f));  // 6 - next_open(3) < kHeldAheadOps
+    EXPECT_EQ(process_stats().datagrams_held.load(), held3 + 1);
+
+    // Repair requests: 1000 queued from one peer, at most kQueuedRequestsPerComm survive.
+    router.publish_shard(kKey, 9, std::vector<float>(10, 3.0f), kF, 0);
+    const auto inv = invalid();
+    for (int i = 0; i < 1000; ++i) {
+        wire::Header h;
+        h.phase = wire::Phase::repair;
+        h.job_nonce = kNonce;
+        h.comm_id = kComm;
+        h.seq = 9;
+        h.src_rank = 1;
+        h.payload_len = sizeof(std::uint32_t);
+        std::vector<std::byte> d(wire::kHeaderBytes + sizeof(std::uint32_t));
+        wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(d.data(), wire::kHeaderBytes));
+        feed(d);  // payload: chunk 0
+    }
+    EXPECT_EQ(invalid(), inv + 1000 - 64);  // kQueuedRequestsPerComm (private) is 64
+    std::vector<RepairJob> jobs;
+    router.take_repairs(jobs);
+    EXPECT_EQ(jobs.size(), 64u);
+}
+
 }  // namespace
 }  // namespace optireduce
