@@ -1,59 +1,99 @@
 #!/usr/bin/env bash
-# ThreadSanitizer run (CI runs it after scripts/test.sh): builds build-tsan/ with
-# -DOPTIREDUCE_SANITIZE=thread and runs the tests where our threads meet: the unit and engine
-# tests, and the Open MPI jobs that run the engine's progress thread, several threads calling
-# MPI_Allreduce at once, or more than one channel. Any race report fails the run (the ranks exit
-# 66); test/sanitizers/tsan.supp silences races inside MPI and libfabric only. Extra arguments
-# replace that subset with a ctest selection of your own, e.g.
-#   scripts/sanitize.sh -R bounded.np3.threads
-# About 8 minutes on 2 cores; TSan slows the code 5-15x, so the long tests stay out.
+# Sanitizer runs (CI runs them after scripts/test.sh); any report fails the run.
+#
+# ThreadSanitizer: builds build-tsan/ with -DOPTIREDUCE_SANITIZE=thread and runs the tests where
+# our threads meet: the unit and engine tests, and the Open MPI jobs that run the engine's
+# progress thread, several threads calling MPI_Allreduce at once, or more than one channel (the
+# ranks exit 66 on a race); test/sanitizers/tsan.supp silences races inside MPI and libfabric
+# only. About 8 minutes on 2 cores; TSan slows the code 5-15x, so the long tests stay out.
+#
+# AddressSanitizer + UndefinedBehaviorSanitizer: builds build-asan/ with
+# -DOPTIREDUCE_SANITIZE=address+undefined and runs the whole suite but the slow label (the
+# 64 MiB, stress and 10,000-operation cases), the install tests and train_smoke (they build or
+# launch programs outside ctest's sanitizer preload, which ASan refuses to start: the runtime
+# must come first) and valgrind (not defined in a sanitized build). An ASan report exits 67, a
+# UBSan one aborts; no suppressions. About 15 minutes on 2 cores.
+#
+#   scripts/sanitize.sh                      # both
+#   scripts/sanitize.sh thread               # one of them
+#   scripts/sanitize.sh address -R bounded   # one, with a ctest selection of your own
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 
-build=build-tsan
-# MPICH's busy-polling progress loop runs for minutes once instrumented; its library is left out.
-cmake -S . -B "$build" -DOPTIREDUCE_SANITIZE=thread -DOPTIREDUCE_WERROR=ON \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTIREDUCE_BUILD_MPICH=OFF
-# Only the programs the tests below run (those this tree has): the tools and the other check
-# programs would double the build.
-wanted=(optireduce optireduce_unit_tests optireduce_router_test optireduce_udp_channel_test
-        optireduce_inflight_check optireduce_check_ompi optireduce_bounded_check
-        optireduce_requests_ompi)
-have=$(cmake --build "$build" --target help | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')
-targets=()
-for t in "${wanted[@]}"; do
-  if grep -qx "$t" <<<"$have"; then targets+=("$t"); fi
-done
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
-cd "$build"
+# Builds $1 with -DOPTIREDUCE_SANITIZE=$2 and any further cmake arguments; with a list in
+# $wanted, only those targets (the ones this tree has).
+configure_and_build() {
+  local build=$1 sanitizer=$2
+  shift 2
+  cmake -S . -B "$build" -DOPTIREDUCE_SANITIZE="$sanitizer" -DOPTIREDUCE_WERROR=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  if ((${#wanted[@]})); then
+    local have targets=()
+    have=$(cmake --build "$build" --target help | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')
+    for t in "${wanted[@]}"; do
+      if grep -qx "$t" <<<"$have"; then targets+=("$t"); fi
+    done
+    cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+  else
+    cmake --build "$build" -j "$(nproc)"
+  fi
+}
 
 run() {
   echo "== sanitize.sh: ctest $*"
   ctest -N "$@" | sed -n 's/^ *Test *#[0-9]*: /   /p'
-  ctest --output-on-failure "$@"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ctest --output-on-failure "$@"
 }
 
-if (($#)); then
-  run "$@"
-  exit
-fi
+thread_run() {
+  # MPICH's busy-polling progress loop runs for minutes once instrumented; its library is left out.
+  # Only the programs the tests below run: the tools and the other check programs would double
+  # the build.
+  wanted=(optireduce optireduce_unit_tests optireduce_router_test optireduce_udp_channel_test
+          optireduce_inflight_check optireduce_check_ompi optireduce_bounded_check
+          optireduce_requests_ompi)
+  configure_and_build build-tsan thread -DOPTIREDUCE_BUILD_MPICH=OFF
+  cd build-tsan
+  if (($#)); then
+    run "$@"
+    return
+  fi
+  # Left out of the unit tests: single-threaded number crunching that takes minutes under TSan
+  # and has no thread to race (the codec's exhaustive round trips), and the tools' tests, whose
+  # programs are not built here.
+  local heavy='^(tools\.|unit\.BlockLayout\.RoundTripForEverySize|unit\.Spreading\.BurstyLoss|unit\.Hadamard\.ForwardThenInverse|unit\.Estimators\.PartialSumIsUnbiased)'
+  # Open MPI jobs, one per kind of concurrency in the engine: exact mode over the default and the
+  # tcp provider, the shm channel, the finalize summary; two threads per rank in bounded
+  # allreduces (MPI_THREAD_MULTIPLE) over the kernel and the libfabric datagram channel, with
+  # their progress thread and 2% loss; two operations in flight on one communicator; and every
+  # test whose name says thread or multiple (nonblocking requests included). Bounded tests that
+  # time calls against a pinned deadline or bound the loss (requests_bounded) are left out: TSan
+  # alone slows the ranks enough to miss deadlines.
+  local mpi='^(mpi\.ompi\.np3\.(correctness|provider_tcp|bounded_one_node_uses_shm|stats)|mpi\.ompi\..*(thread|multiple).*|bounded\.(udp\.)?np3\.threads|engine_inflight_np3)$'
+  local status=0
+  run -L unit -E "$heavy" -j "$(nproc)" || status=1
+  run -R "$mpi" || status=1
+  return "$status"
+}
 
-# Left out of the unit tests: single-threaded number crunching that takes minutes under TSan
-# and has no thread to race (the codec's exhaustive round trips), and the tools' tests, whose
-# programs are not built here.
-heavy='^(tools\.|unit\.BlockLayout\.RoundTripForEverySize|unit\.Spreading\.BurstyLoss|unit\.Hadamard\.ForwardThenInverse|unit\.Estimators\.PartialSumIsUnbiased)'
-# Open MPI jobs, one per kind of concurrency in the engine: exact mode over the default and the
-# tcp provider, the shm channel, the finalize summary; two threads per rank in bounded
-# allreduces (MPI_THREAD_MULTIPLE) over the kernel and the libfabric datagram channel, with
-# their progress thread and 2% loss; two operations in flight on one communicator; and every
-# test whose name says thread or multiple (nonblocking requests included). Bounded tests that
-# time calls against a pinned deadline or bound the loss (requests_bounded) are left out: TSan
-# alone slows the ranks enough to miss deadlines.
-mpi='^(mpi\.ompi\.np3\.(correctness|provider_tcp|bounded_one_node_uses_shm|stats)|mpi\.ompi\..*(thread|multiple).*|bounded\.(udp\.)?np3\.threads|engine_inflight_np3)$'
+address_run() {
+  wanted=()
+  configure_and_build build-asan address+undefined
+  cd build-asan
+  if (($#)); then
+    run "$@"
+    return
+  fi
+  run -LE slow -E '^(install\.|train_smoke$)' -j "$(nproc)" --timeout 600
+}
 
+which=both
+case "${1:-}" in
+  thread|address) which=$1; shift ;;
+esac
 status=0
-run -L unit -E "$heavy" -j "$(nproc)" || status=1
-run -R "$mpi" || status=1
+if [ "$which" != address ]; then (thread_run "$@") || status=1; fi
+if [ "$which" != thread ]; then (address_run "$@") || status=1; fi
 exit "$status"
