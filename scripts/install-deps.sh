@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config gfortran git python3
       libopenmpi-dev openmpi-bin libmpich-dev mpich
       libfabric-dev libfabric-bin libhwloc-dev hwloc
-      libgtest-dev valgrind iproute2 iptables ethtool
+      libgtest-dev valgrind clang libclang-rt-14-dev clang-tidy iproute2 iptables ethtool
       python3-numpy python3-torch python3-mpi4py python3-sklearn python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
