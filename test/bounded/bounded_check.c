@@ -244,16 +244,6 @@ static void case_duplicate(void) {
 }
 
 /* ---- soak ------------------------------------------------------------------------------------ */
-static long rss_kib(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "VmRSS:", 6) == 0) kib = atol(line + 6);
-    if (f) fclose(f);
-    return kib;
-}
-
 static void case_soak(void) {
     const size_t n = 16384; /* 64 KiB */
     const int ops = (int)env_num("CHECK_SOAK_OPS", 10000);

@@ -44,6 +44,17 @@ static inline double now_ms(void) {
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* This process's resident memory (VmRSS), KiB; -1 if /proc cannot tell. */
+static inline long rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) kib = atol(line + 6);
+    if (f) fclose(f);
+    return kib;
+}
+
 static inline double env_num(const char *name, double dflt) {
     const char *v = getenv(name);
     return v && *v ? atof(v) : dflt;
