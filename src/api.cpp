@@ -59,6 +59,7 @@ OPTIREDUCE_EXPORT int optireduce_get_stats(optireduce_stats_t *out) {
     out->repair_chunks_unavailable = s.repair_chunks_unavailable.load(relaxed);
     out->nonblocking_calls = s.nonblocking_calls.load(relaxed);
     out->staging_failures = s.staging_failures.load(relaxed);
+    out->datagrams_send_failed = s.datagrams_send_failed.load(relaxed);
     return 0;
 }
 

@@ -82,6 +82,11 @@ typedef struct optireduce_stats {
     /* Engine staging memory that could not be allocated or registered on this rank (the
      * operation then failed on every rank of the communicator, in step, with MPI_ERR_NO_MEM). */
     uint64_t staging_failures;
+
+    /* Datagrams of bounded operations given up because the datagram channel failed their send
+     * (an error, not a full queue): lost to their receivers, who estimate them like any other
+     * loss, so the operation still returns alike on every rank. */
+    uint64_t datagrams_send_failed;
 } optireduce_stats_t;
 
 /* What the last allreduce the engine ran on one communicator did, as this rank saw it. */

@@ -123,6 +123,11 @@ constexpr std::array kKnobs{
              "OPTIREDUCE_FAULT_ALLOC_NTH growth (-1: none)"},
     KnobSpec{"OPTIREDUCE_FAULT_ALLOC_NTH", KnobType::number, "1", "1..1000000", 1, 1000000, false,
              "TEST ONLY: which growth of the engine's staging memory fails on that rank (1: the first)"},
+    KnobSpec{"OPTIREDUCE_FAULT_SEND_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
+             "TEST ONLY: world rank whose bounded-mode datagram sends fail (-FI_EIO) with probability "
+             "OPTIREDUCE_FAULT_SEND_PROB per round (-1: none)"},
+    KnobSpec{"OPTIREDUCE_FAULT_SEND_PROB", KnobType::number, "1", "0..1", 0, 1, false,
+             "TEST ONLY: probability that a round of datagram sends fails on that rank"},
     KnobSpec{"OPTIREDUCE_FAULT_SEED", KnobType::bytes, "1", "0..1T", 0, TiB, false,
              "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats"},
 };
@@ -350,6 +355,8 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     cfg.fault_seed = std::stoull(text_of("OPTIREDUCE_FAULT_SEED"));
     cfg.fault_alloc_rank = static_cast<int>(number("OPTIREDUCE_FAULT_ALLOC_RANK"));
     cfg.fault_alloc_nth = static_cast<std::uint64_t>(number("OPTIREDUCE_FAULT_ALLOC_NTH"));
+    cfg.fault_send_rank = static_cast<int>(number("OPTIREDUCE_FAULT_SEND_RANK"));
+    cfg.fault_send_prob = number("OPTIREDUCE_FAULT_SEND_PROB");
 
     for (const auto &name : env_names) {
         if (name.rfind("OPTIREDUCE_", 0) != 0) continue;

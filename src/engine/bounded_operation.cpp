@@ -83,7 +83,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
     rx_.arrivals.assign(own_chunks, 0);
 }
 
-std::string BoundedOperation::run() {
+void BoundedOperation::run() {
     const std::size_t bytes = n_ * sizeof(float);
     report_.count = n_;
     report_.hadamard = layout_.transform;
@@ -126,7 +126,7 @@ std::string BoundedOperation::run() {
             scatter.add_stream(p, wire_ + r.offset, r.count);
         }
         scatter.all_ready();
-        if (std::string e = scatter.send_all(after_ms(start1, send_limit_ms), drain_fn); !e.empty()) return e;
+        scatter.send_all(after_ms(start1, send_limit_ms), drain_fn);
         scatter.finish();
     }
     // The all-gather's streams: our reduced shard to every peer, each chunk as soon as it is
@@ -137,7 +137,6 @@ std::string BoundedOperation::run() {
         gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
     const Close close1 = wait_phase(0, &gather);
     finish_phase(0, close1);
-    if (std::string e = pipeline_error_; !e.empty()) return e;
     reduce_own_shard(gather);
 
     const Clock::time_point start2 = Clock::now();
@@ -149,14 +148,13 @@ std::string BoundedOperation::run() {
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
     router_.publish_shard(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
                           b_.floats_per_datagram, own_shard_error_);
-    if (std::string e = gather.send_all(after_ms(start2, send_limit_ms), drain_fn); !e.empty()) return e;
+    gather.send_all(after_ms(start2, send_limit_ms), drain_fn);
     gather.finish();
     const Close close2 = wait_phase(1, nullptr);
     router_.close_op(b_.key, &rx_);
     finish_phase(1, close2);
     fill_and_copy_out();
     learn();
-    return {};
 }
 
 wire::Header BoundedOperation::phase_header(int phase) const {
@@ -332,10 +330,10 @@ void BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t>
         gather.ready(c);
     }
     ready.clear();
-    if (!pipeline_error_.empty() || !gather.has_ready()) return;
+    if (!gather.has_ready()) return;
     bool progressed = false;
     Clock::time_point earliest = Clock::time_point::max();
-    pipeline_error_ = gather.pump(&progressed, &earliest);
+    gather.pump(&progressed, &earliest);
 }
 
 void BoundedOperation::reduce_own_shard(StreamSender &gather) {

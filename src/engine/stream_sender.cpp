@@ -3,11 +3,13 @@
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
 #include "engine/dgram_channel.hpp"
+#include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace optireduce {
 namespace {
@@ -30,6 +32,7 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
       // so a round is one system call for all peers, destinations still interleaved.
       burst_(ep_.run_datagrams(wire::kHeaderBytes + b.floats_per_datagram * sizeof(float))),
       dup_(context().config.fault_duplicate),
+      fail_send_(context().config.fault_send_rank == context().world_rank ? context().config.fault_send_prob : 0),
       bytes_(bytes),
       seconds_(seconds) {}
 
@@ -93,7 +96,7 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run) {
     return count;
 }
 
-std::string StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
+void StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
     const Clock::time_point now = Clock::now();
     runs_.clear();
     run_stream_.clear();
@@ -107,10 +110,13 @@ std::string StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
         build_run(s, runs_.back());
         run_stream_.push_back(&s);
     }
-    if (runs_.empty()) return {};
+    if (runs_.empty()) return;
     sent_now_.assign(runs_.size(), 0);
-    if (const int rc = ep_.send_runs(runs_, sent_now_); rc < 0)
-        return "datagram send failed: " + std::string(fi_strerror(-rc));
+    const int rc = fail_send_ > 0 && b_.faults.chance(fail_send_) ? -FI_EIO : ep_.send_runs(runs_, sent_now_);
+    if (rc < 0) {
+        give_up_failed_run(rc);
+        *progressed = true;
+    }
     const Clock::time_point after = Clock::now();
     for (std::size_t r = 0; r < runs_.size(); ++r) {
         Stream &s = *run_stream_[r];
@@ -134,7 +140,26 @@ std::string StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
                                                            std::chrono::duration<double>(static_cast<double>(bytes) / rate));
         if (s.sent == s.order.size()) s.busy_s += std::chrono::duration<double>(after - s.pending_since).count();
     }
-    return {};
+}
+
+void StreamSender::give_up_failed_run(int rc) {
+    for (std::size_t r = 0; r < runs_.size(); ++r) {
+        const std::size_t lost = runs_[r].count - sent_now_[r];
+        if (lost == 0) continue;
+        // Marked sent to the stream (they are not sent again: their time has passed by the next
+        // round, and a channel that failed once may fail every time), not to the byte counts the
+        // pacer learns from.
+        run_stream_[r]->sent += lost;
+        bump(process_stats().datagrams_send_failed, lost);
+        static std::atomic<bool> warned{false};
+        if (!warned.exchange(true))
+            OPTIREDUCE_LOG(warn,
+                           "the datagram channel failed a send (%s): its datagrams are lost to their receiver, "
+                           "which estimates them like any other loss (counter datagrams_send_failed). Further "
+                           "failures are only counted",
+                           fi_strerror(-rc));
+        return;
+    }
 }
 
 void StreamSender::finish() {

@@ -44,13 +44,17 @@ public:
     // reduce-scatter still runs: receivers do not start our phase-2 clock on them).
     void set_early(bool early) { early_ = early ? wire::kEarly : 0; }
 
-    // One round: a run to every stream with ready chunks whose pacer allows it. Returns "" or
-    // what failed; *progressed says whether anything went out; *earliest, when nothing could
-    // go, is when a paced stream may send again (time_point::max(): none is paced).
-    std::string pump(bool *progressed, Clock::time_point *earliest);
+    // One round: a run to every stream with ready chunks whose pacer allows it. *progressed says
+    // whether anything went out or was given up; *earliest, when nothing could go, is when a
+    // paced stream may send again (time_point::max(): none is paced). A run the channel fails
+    // (an error, not a full queue) is given up and counted (datagrams_send_failed): to its
+    // receiver that is loss like any other, which its deadline and estimators handle. Failing
+    // the operation instead would return an error on this rank alone while the others go on
+    // without our data anyway.
+    void pump(bool *progressed, Clock::time_point *earliest);
     // Rounds until every chunk is sent or `limit`, draining the receive side between them.
     template <typename Drain>
-    std::string send_all(Clock::time_point limit, Drain &&drain);
+    void send_all(Clock::time_point limit, Drain &&drain);
 
     bool has_ready() const;  // ready chunks not sent yet
     // Ends the phase: each stream's sending time is accounted (the time it had ready chunks
@@ -74,6 +78,8 @@ private:
     // payload. Fills its headers; returns how many.
     std::uint32_t build_run(Stream &s, DgramRun &run);
     static void make_ready(Stream &s, std::uint32_t c, Clock::time_point now);
+    // Gives up the first run of this round that the channel did not send whole (rc: its error).
+    void give_up_failed_run(int rc);
 
     CommState::Bounded &b_;
     DgramEndpoint &ep_;
@@ -83,6 +89,7 @@ private:
     std::size_t F_;
     std::size_t burst_;
     double dup_;
+    double fail_send_;  // OPTIREDUCE_FAULT_SEND_*: probability a round's send fails here
     std::vector<std::uint64_t> &bytes_;
     std::vector<double> &seconds_;
     std::vector<Stream> streams_;
@@ -94,13 +101,13 @@ private:
 };
 
 template <typename Drain>
-std::string StreamSender::send_all(Clock::time_point limit, Drain &&drain) {
+void StreamSender::send_all(Clock::time_point limit, Drain &&drain) {
     for (;;) {
         // Past the limit every receiver has closed the phase: what is unsent is lost anyway.
-        if (Clock::now() >= limit || !has_ready()) return {};
+        if (Clock::now() >= limit || !has_ready()) return;
         bool progressed = false;
         Clock::time_point earliest = Clock::time_point::max();
-        if (std::string e = pump(&progressed, &earliest); !e.empty()) return e;
+        pump(&progressed, &earliest);
         drain();  // what peers sent meanwhile, before the socket buffer overflows
         if (!progressed) {
             // Paced or the queue is full: wait for the earliest token, never past the limit.

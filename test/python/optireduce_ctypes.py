@@ -17,7 +17,8 @@ _DOUBLES = ("error_estimate_sum", "error_estimate_max", "drift_estimate_max")
 _U64_TAIL = ("stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent",
              "repair_chunks_unavailable",
              # Newer libraries only: an older one leaves it 0 (the buffer below has room).
-             "nonblocking_calls", "staging_failures")
+             "nonblocking_calls", "staging_failures",
+             "datagrams_send_failed")
 
 
 class Stats(ctypes.Structure):
