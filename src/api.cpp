@@ -60,6 +60,8 @@ OPTIREDUCE_EXPORT int optireduce_get_stats(optireduce_stats_t *out) {
     out->nonblocking_calls = s.nonblocking_calls.load(relaxed);
     out->staging_failures = s.staging_failures.load(relaxed);
     out->datagrams_send_failed = s.datagrams_send_failed.load(relaxed);
+    out->send_queue_full = s.send_queue_full.load(relaxed);
+    out->completion_errors = s.completion_errors.load(relaxed);
     return 0;
 }
 

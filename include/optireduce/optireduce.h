@@ -87,6 +87,14 @@ typedef struct optireduce_stats {
      * (an error, not a full queue): lost to their receivers, who estimate them like any other
      * loss, so the operation still returns alike on every rank. */
     uint64_t datagrams_send_failed;
+
+    /* Resource exhaustion, handled where it happens and only counted here: rounds of datagram
+     * sends that stopped at a full send queue (-FI_EAGAIN, or EAGAIN/ENOBUFS from the kernel;
+     * the rest goes in the next round), and error completions read from a libfabric completion
+     * queue (-FI_EAVAIL: the datagram channel reposts the buffer and counts the datagram lost;
+     * the reliable channel fails that transfer's operation). */
+    uint64_t send_queue_full;
+    uint64_t completion_errors;
 } optireduce_stats_t;
 
 /* What the last allreduce the engine ran on one communicator did, as this rank saw it. */

@@ -184,6 +184,9 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
         return disable(st, "no free communicator id");
     }
     const std::size_t id = *reserved;
+    // The agreement above says every rank, this one included, has its channel; said again for
+    // the reader (and the static analyzer), which cannot follow it through the allreduce.
+    if (!ep && !channel) return disable(st, "no channel on this rank");
 
     // Address exchange over the user's communicator: fixed-size slots, rank order.
     static_assert(RdmEndpoint::kNameSlot == DgramEndpoint::kNameSlot);

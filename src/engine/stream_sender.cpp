@@ -116,6 +116,12 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
     if (rc < 0) {
         give_up_failed_run(rc);
         *progressed = true;
+    } else {
+        for (std::size_t r = 0; r < runs_.size(); ++r)
+            if (sent_now_[r] < runs_[r].count) {  // the queue filled up: the rest goes next round
+                bump(process_stats().send_queue_full);
+                break;
+            }
     }
     const Clock::time_point after = Clock::now();
     for (std::size_t r = 0; r < runs_.size(); ++r) {

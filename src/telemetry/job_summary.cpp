@@ -24,7 +24,8 @@ constexpr std::array kCounterNames{
     "datagrams_duplicate", "datagrams_invalid",      "datagrams_held",       "datagrams_held_dropped",
     "datagrams_fault_dropped", "hadamard_calls",     "excess_loss_calls",    "reliable_calls",
     "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent", "repair_chunks_unavailable",
-    "nonblocking_calls",   "staging_failures",       "datagrams_send_failed"};
+    "nonblocking_calls",   "staging_failures",       "datagrams_send_failed",
+    "send_queue_full",     "completion_errors"};
 using Counters = std::array<std::uint64_t, kCounterNames.size()>;
 
 Counters snapshot() {
@@ -37,7 +38,8 @@ Counters snapshot() {
             s.datagrams_duplicate, s.datagrams_invalid,      s.datagrams_held,       s.datagrams_held_dropped,
             s.datagrams_fault_dropped, s.hadamard_calls,     s.excess_loss_calls,    s.reliable_calls,
             s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent, s.repair_chunks_unavailable,
-            s.nonblocking_calls,   s.staging_failures,       s.datagrams_send_failed};
+            s.nonblocking_calls,   s.staging_failures,       s.datagrams_send_failed,
+            s.send_queue_full,     s.completion_errors};
 }
 
 // The error estimates of the job: their sum over every rank's bounded calls, and the maxima.

@@ -31,6 +31,8 @@ struct ProcessStats {
     std::atomic<std::uint64_t> nonblocking_calls{0};  // of engine_calls: MPI_Iallreduce
     std::atomic<std::uint64_t> staging_failures{0};    // staging that could not grow here
     std::atomic<std::uint64_t> datagrams_send_failed{0};  // given up: the channel failed their send
+    std::atomic<std::uint64_t> send_queue_full{0};        // send rounds cut short by a full queue
+    std::atomic<std::uint64_t> completion_errors{0};      // error completions (-FI_EAVAIL) read
     // Accuracy under loss.
     std::atomic<std::uint64_t> hadamard_calls{0}, excess_loss_calls{0}, reliable_calls{0};
     std::atomic<double> error_estimate_sum{0}, error_estimate_max{0}, drift_estimate_max{0};

@@ -1,6 +1,7 @@
 #include "transport/fabric_dgram_endpoint.hpp"
 
 #include "telemetry/log.hpp"
+#include "telemetry/stats.hpp"
 #include "transport/hints.hpp"
 
 #include <rdma/fi_cm.h>
@@ -77,7 +78,7 @@ std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string
     // A wait fd lets an idle progress thread sleep in poll(2) instead of spinning; providers
     // without one (efa DGRAM) get a short sleep loop instead.
     cq_attr.wait_obj = FI_WAIT_FD;
-    if ((rc = fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr))) {
+    if (fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr) != 0) {
         cq_attr.wait_obj = FI_WAIT_NONE;
         if ((rc = fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr)))
             return fail("fi_cq_open", rc);
@@ -251,6 +252,7 @@ int FabricDgramEndpoint::poll(const Sink &sink) {
                 std::lock_guard tx(tx_mutex_);
                 reinterpret_cast<TxSlot *>(ctx)->busy = false;
             }
+            bump(process_stats().completion_errors);
             OPTIREDUCE_LOG(debug, "datagram transfer failed: %s", fi_strerror(err.err));
             continue;
         }

@@ -1,6 +1,7 @@
 #include "transport/rdm_endpoint.hpp"
 
 #include "telemetry/log.hpp"
+#include "telemetry/stats.hpp"
 #include "transport/hints.hpp"
 
 #include <rdma/fi_cm.h>
@@ -120,9 +121,11 @@ int RdmEndpoint::progress() {
             fi_cq_err_entry err{};
             if (fi_cq_readerr(cq_.get(), &err, 0) == 1) {
                 auto *c = static_cast<Completion *>(err.op_context);
-                if (err.err != FI_ECANCELED)
+                if (err.err != FI_ECANCELED) {  // a withdrawn receive is no error
+                    bump(process_stats().completion_errors);
                     OPTIREDUCE_LOG(warn, "%s transfer failed: %s", provider_.c_str(),
                                    fi_cq_strerror(cq_.get(), err.prov_errno, err.err_data, nullptr, 0));
+                }
                 c->on_done(c, err.err ? err.err : FI_EIO);
                 ++handled;
                 continue;

@@ -18,7 +18,7 @@ _U64_TAIL = ("stragglers_written_off", "repair_chunks_requested", "repair_chunks
              "repair_chunks_unavailable",
              # Newer libraries only: an older one leaves it 0 (the buffer below has room).
              "nonblocking_calls", "staging_failures",
-             "datagrams_send_failed")
+             "datagrams_send_failed", "send_queue_full", "completion_errors")
 
 
 class Stats(ctypes.Structure):
