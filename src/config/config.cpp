@@ -124,10 +124,11 @@ constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_FAULT_ALLOC_NTH", KnobType::number, "1", "1..1000000", 1, 1000000, false,
              "TEST ONLY: which growth of the engine's staging memory fails on that rank (1: the first)"},
     KnobSpec{"OPTIREDUCE_FAULT_SEND_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
-             "TEST ONLY: world rank whose bounded-mode datagram sends fail (-FI_EIO) with probability "
-             "OPTIREDUCE_FAULT_SEND_PROB per round (-1: none)"},
+             "TEST ONLY: world rank whose sends fail (-FI_EIO) with probability "
+             "OPTIREDUCE_FAULT_SEND_PROB: each round of datagrams in bounded mode, each transfer in "
+             "exact mode (-1: none)"},
     KnobSpec{"OPTIREDUCE_FAULT_SEND_PROB", KnobType::number, "1", "0..1", 0, 1, false,
-             "TEST ONLY: probability that a round of datagram sends fails on that rank"},
+             "TEST ONLY: probability that a send (a round of datagrams, or a transfer) fails on that rank"},
     KnobSpec{"OPTIREDUCE_FAULT_SEED", KnobType::bytes, "1", "0..1T", 0, TiB, false,
              "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats"},
 };

@@ -76,8 +76,8 @@ struct Config {
     std::uint64_t fault_seed = 0;
     int fault_alloc_rank = -1;        // world rank whose staging allocation fails once
     std::uint64_t fault_alloc_nth = 1;  // at its nth growth of staging memory
-    int fault_send_rank = -1;           // world rank whose datagram sends fail
-    double fault_send_prob = 1;         // per round of sends
+    int fault_send_rank = -1;           // world rank whose sends fail
+    double fault_send_prob = 1;         // per round of datagrams (bounded), per transfer (exact)
 
     std::vector<KnobValue> values;  // one per knob_table() row, same order
 

@@ -258,10 +258,17 @@ int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t 
     lock.unlock();
 
     if (op.failed()) {
-        comm.release_staging(staging);
-        OPTIREDUCE_LOG(error, "allreduce of %zu floats failed: %s", count, op.error().c_str());
-        if (from_mpi_call) PMPI_Comm_call_errhandler(comm.comm, MPI_ERR_OTHER);
-        return MPI_ERR_OTHER;
+        // A transfer of the reliable channel failed here (a full queue is retried, so this is an
+        // error): the peers wait for data this rank will not send, and nothing this rank can do
+        // completes their call. Returning an error here alone would leave the job hanging, so
+        // the job is aborted with the reason, as MPI's default error handler would.
+        OPTIREDUCE_LOG(error,
+                       "exact-mode allreduce of %zu floats failed on this rank: %s. Its peers wait for its "
+                       "data and cannot complete the call: aborting the job. (OPTIREDUCE_MODE=off runs "
+                       "the job on MPI alone.)",
+                       count, op.error().c_str());
+        PMPI_Abort(comm.comm, MPI_ERR_OTHER);
+        std::abort();  // not reached: PMPI_Abort does not return
     }
     comm.release_staging(staging);
 

@@ -2,14 +2,28 @@
 
 #include "codec/reduce.hpp"
 #include "codec/sharding.hpp"
+#include "engine/context.hpp"
+#include "engine/fault_rng.hpp"
 #include "transport/tag.hpp"
 
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace optireduce {
+namespace {
+
+// OPTIREDUCE_FAULT_SEND_*: whether this rank's next send fails (-FI_EIO), each draw its own.
+bool injected_send_failure() {
+    const Config &cfg = context().config;
+    if (cfg.fault_send_rank != context().world_rank) return false;
+    static std::atomic<std::uint64_t> draws{0};
+    return FaultRng(cfg.fault_seed, draws.fetch_add(1, std::memory_order_relaxed)).chance(cfg.fault_send_prob);
+}
+
+}  // namespace
 
 TarOperation::TarOperation(CommState &comm, Staging &staging, const float *in, float *out, std::size_t n)
     : comm_(comm),
@@ -111,8 +125,9 @@ void TarOperation::advance() {
         void *desc = t.kind == Kind::send_reduce  ? in_desc_
                      : t.kind == Kind::recv_reduce ? incoming_desc_
                                                    : result_desc_;
-        const int rc = is_send ? ep_.post_send(t.buf, t.bytes, desc, t.peer_addr, t.tag, &t.completion)
-                               : ep_.post_recv(t.buf, t.bytes, desc, t.tag, &t.completion);
+        const int rc = !is_send                 ? ep_.post_recv(t.buf, t.bytes, desc, t.tag, &t.completion)
+                       : injected_send_failure() ? -FI_EIO
+                                                 : ep_.post_send(t.buf, t.bytes, desc, t.peer_addr, t.tag, &t.completion);
         if (rc == -FI_EAGAIN) return;  // queue full: the next progress round retries
         if (rc != 0) {
             fail(fi_error_text(is_send ? "fi_tsend" : "fi_trecv", rc));
