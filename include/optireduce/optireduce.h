@@ -92,7 +92,8 @@ typedef struct optireduce_stats {
      * sends that stopped at a full send queue (-FI_EAGAIN, or EAGAIN/ENOBUFS from the kernel;
      * the rest goes in the next round), and error completions read from a libfabric completion
      * queue (-FI_EAVAIL: the datagram channel reposts the buffer and counts the datagram lost;
-     * the reliable channel fails that transfer's operation). */
+     * on the reliable channel the transfer failed, and the job is aborted with the reason, since
+     * the peers cannot complete the call without it). */
     uint64_t send_queue_full;
     uint64_t completion_errors;
 } optireduce_stats_t;
