@@ -267,8 +267,11 @@ int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t 
                        "data and cannot complete the call: aborting the job. (OPTIREDUCE_MODE=off runs "
                        "the job on MPI alone.)",
                        count, op.error().c_str());
-        PMPI_Abort(comm.comm, MPI_ERR_OTHER);
-        std::abort();  // not reached: PMPI_Abort does not return
+        if (from_mpi_call) PMPI_Abort(comm.comm, MPI_ERR_OTHER);
+        // A nonblocking call runs on its communicator's executor, which may call no MPI function
+        // (the thread level may not allow it): the process ends, and the launcher ends the job.
+        std::fflush(stderr);
+        std::_Exit(1);
     }
     comm.release_staging(staging);
 

@@ -7,7 +7,8 @@
  *            with the same error class, the excess-loss one.
  * Every call returns within 2 deadlines + the straggler bound + 1 s (OPTIREDUCE_TIMEOUT_MS and
  * OPTIREDUCE_STRAGGLER_MAX_MS must be set), and datagrams_send_failed grows on the faulty rank
- * only. Prints "PASS send" on rank 0. */
+ * only. With CHECK_NONBLOCKING=1 every call is MPI_Iallreduce + MPI_Wait. Prints "PASS send" on
+ * rank 0. */
 #include "check_util.h"
 
 static float value(size_t i, int op) { return (float)((int)((i * 7 + (size_t)op * 13) % 1000) - 500) / 64.0f; }
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
     const double deadline = env_num("OPTIREDUCE_TIMEOUT_MS", 0), bound = env_num("OPTIREDUCE_STRAGGLER_MAX_MS", 0);
     CHECK(deadline > 0 && bound > 0, "set OPTIREDUCE_TIMEOUT_MS and OPTIREDUCE_STRAGGLER_MAX_MS");
     const double allowance_ms = 2 * deadline + bound + 1000;
+    const int nonblocking = env_num("CHECK_NONBLOCKING", 0) > 0;
 
     const size_t n = 262144; /* 1 MiB */
     const int ops = 20;
@@ -35,7 +37,14 @@ int main(int argc, char **argv) {
     for (int op = 0; op < ops; ++op) {
         for (size_t i = 0; i < n; ++i) in[i] = value(i, op);
         const double t0 = now_ms();
-        const int rc = MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        int rc;
+        if (nonblocking) {
+            MPI_Request req;
+            rc = MPI_Iallreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+            if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            rc = MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        }
         const double ms = now_ms() - t0;
         if (ms > slowest) slowest = ms;
         slow += ms > allowance_ms;
