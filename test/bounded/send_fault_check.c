@@ -11,8 +11,6 @@
  * rank 0. */
 #include "check_util.h"
 
-static float value(size_t i, int op) { return (float)((int)((i * 7 + (size_t)op * 13) % 1000) - 500) / 64.0f; }
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -35,7 +33,7 @@ int main(int argc, char **argv) {
     int mixed = 0, unexpected = 0, inexact = 0, slow = 0;
     double slowest = 0;
     for (int op = 0; op < ops; ++op) {
-        for (size_t i = 0; i < n; ++i) in[i] = value(i, op);
+        for (size_t i = 0; i < n; ++i) in[i] = op_value(i, op);
         const double t0 = now_ms();
         int rc;
         if (nonblocking) {
@@ -56,7 +54,7 @@ int main(int argc, char **argv) {
         unexpected += want_success ? cls != MPI_SUCCESS : cls == MPI_SUCCESS;
         if (want_success && cls == MPI_SUCCESS)
             for (size_t i = 0; i < n; ++i) {
-                const double want = (double)g_size * value(i, op);
+                const double want = (double)g_size * op_value(i, op);
                 if (!(fabs(out[i] - want) <= 1e-4 * (fabs(want) + 1.0))) {
                     ++inexact;
                     break;

@@ -11,8 +11,6 @@
  *   counters rank R ops N invalid I late L duplicate D held_dropped H */
 #include "check_util.h"
 
-static float value(size_t i, int op) { return (float)((int)((i * 7 + (size_t)op * 13) % 1000) - 500) / 64.0f; }
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -24,17 +22,17 @@ int main(int argc, char **argv) {
     const double t0 = now_ms();
     int op = 0, wrong = 0, more = 1;
     while (more) {
-        for (size_t i = 0; i < n; ++i) in[i] = value(i, op);
+        for (size_t i = 0; i < n; ++i) in[i] = op_value(i, op);
         MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         size_t bad = n;
         for (size_t i = 0; i < n && bad == n; ++i) {
-            const double want = (double)g_size * value(i, op);
+            const double want = (double)g_size * op_value(i, op);
             if (!(fabs(out[i] - want) <= 1e-4 * (fabs(want) + 1.0))) bad = i;
         }
         if (bad != n) {
             if (wrong < 5)
                 CHECK(0, "operation %d: element %zu is %g, expected %g: a stray datagram changed the result", op,
-                      bad, (double)out[bad], (double)g_size * value(bad, op));
+                      bad, (double)out[bad], (double)g_size * op_value(bad, op));
             ++wrong;
         }
         ++op;

@@ -23,8 +23,6 @@
 #include <dirent.h>
 #include <malloc.h>
 
-static float value(size_t i, int step) { return (float)((int)((i * 7 + (size_t)step * 13) % 1000) - 500) / 64.0f; }
-
 /* Bytes the program holds from malloc, every arena and mmapped chunk (glibc): what a leak grows.
  * RSS also grows with the allocator's fragmentation and MPI's own pools. */
 static long heap_kib(void) {
@@ -52,7 +50,7 @@ static uint64_t next_random(void) {
 
 static int exact_floats(const float *out, size_t n, int step) {
     for (size_t i = 0; i < n; ++i) {
-        const double want = (double)g_size * value(i, step);
+        const double want = (double)g_size * op_value(i, step);
         if (!(fabs(out[i] - want) <= 1e-4 * (fabs(want) + 1.0))) return 0;
     }
     return 1;
@@ -100,7 +98,7 @@ int main(int argc, char **argv) {
             usleep(stall_ms * 1000u);
         }
         ++counts[kind];
-        for (size_t i = 0; i < n; ++i) in[i] = value(i, step);
+        for (size_t i = 0; i < n; ++i) in[i] = op_value(i, step);
         double took_ms = -1;
         const double c0 = now_ms();
         if (kind == 0) {
