@@ -26,10 +26,10 @@
 #include <pthread.h>
 #include <sys/resource.h>
 
-/* Same on every rank: the sum is exactly size * x whatever the engine lost and estimated. */
-static float same_value(size_t i, int op) { return (float)(((i * 7 + (size_t)op * 13) % 1000) - 500) / 64.0f; }
+/* Same on every rank (op_value, check_util.h): the sum is exactly size * x whatever the engine
+ * lost and estimated. (It was computed in size_t here, so half of its values wrapped to ~2.9e17.) */
 /* Different per rank. */
-static float rank_value(size_t i, int op, int rank) { return same_value(i, op) + (float)(rank + 1) * 0.25f; }
+static float rank_value(size_t i, int op, int rank) { return op_value(i, op) + (float)(rank + 1) * 0.25f; }
 
 /* Float rounding allowance: with the Hadamard transform every element of the result went
  * through sums over a whole block, so rounding is relative to the values' typical size (rms of
@@ -39,10 +39,10 @@ static int close_enough(double got, double want, double rms) { return fabs(got -
 
 static int exact_for_identical(const float *out, size_t n, int op) {
     double s2 = 0;
-    for (size_t i = 0; i < n; ++i) s2 += (double)same_value(i, op) * same_value(i, op);
+    for (size_t i = 0; i < n; ++i) s2 += (double)op_value(i, op) * op_value(i, op);
     const double rms = g_size * sqrt(s2 / (double)n);
     for (size_t i = 0; i < n; ++i) {
-        const double want = (double)g_size * same_value(i, op);
+        const double want = (double)g_size * op_value(i, op);
         if (!close_enough(out[i], want, rms)) return 0;
     }
     return 1;
@@ -59,7 +59,7 @@ static void case_loss(void) {
     double worst = 0;
     int inexact = 0;
     for (int op = 0; op < ops; ++op) {
-        for (size_t i = 0; i < n; ++i) in[i] = same_value(i, op);
+        for (size_t i = 0; i < n; ++i) in[i] = op_value(i, op);
         const double t0 = now_ms();
         MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         const double t = now_ms() - t0;
@@ -109,7 +109,7 @@ static void case_skew(void) {
     int inexact = 0;
     double slept = 0;
     for (int op = 0; op < ops; ++op) {
-        for (size_t i = 0; i < n; ++i) in[i] = same_value(i, op);
+        for (size_t i = 0; i < n; ++i) in[i] = op_value(i, op);
         /* The "compute" of a training step: a different time on every rank and step. */
         double ms = max_skew_ms * (double)rand_r(&seed) / RAND_MAX;
         if (op == 0 && g_rank == g_size - 1) ms = 1500;  /* a slow first step (data loading) */
@@ -169,7 +169,7 @@ static void case_straggler(void) {
     /* The late rank catches up: after a barrier, one more operation, everyone on time. */
     MPI_Barrier(MPI_COMM_WORLD);
     optireduce_stats_t mid = stats();
-    for (size_t i = 0; i < n; ++i) in[i] = same_value(i, ops);
+    for (size_t i = 0; i < n; ++i) in[i] = op_value(i, ops);
     MPI_Allreduce(in, outs[0], (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     optireduce_stats_t after = stats();
     CHECK(exact_for_identical(outs[0], n, ops), "the operation after the straggler caught up is wrong");
@@ -253,7 +253,7 @@ static void case_soak(void) {
     const double max_op_ms = env_num("CHECK_SOAK_MAX_OP_MS", 0);
     double slowest_ms = 0;
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
-    for (size_t i = 0; i < n; ++i) in[i] = same_value(i, 0);
+    for (size_t i = 0; i < n; ++i) in[i] = op_value(i, 0);
     long at_1000 = 0;
     int inexact = 0;
     for (int op = 0; op < ops; ++op) {
@@ -312,7 +312,7 @@ static void *thread_body(void *arg) {
     const size_t n = 60000;
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
     for (int op = 0; op < 50; ++op) {
-        for (size_t i = 0; i < n; ++i) in[i] = same_value(i, op);
+        for (size_t i = 0; i < n; ++i) in[i] = op_value(i, op);
         MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, job->comm);
         job->inexact += !exact_for_identical(out, n, op);
     }
@@ -349,7 +349,7 @@ static void case_timeline(void) {
     const size_t n = (size_t)env_num("CHECK_TIMELINE_FLOATS", 262144);
     const int ops = (int)env_num("CHECK_TIMELINE_OPS", 600);
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
-    for (size_t i = 0; i < n; ++i) in[i] = same_value(i, 0);
+    for (size_t i = 0; i < n; ++i) in[i] = op_value(i, 0);
     const double start = now_ms();
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
