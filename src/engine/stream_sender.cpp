@@ -3,6 +3,7 @@
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
 #include "engine/dgram_channel.hpp"
+#include "engine/send_fault.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
@@ -32,7 +33,6 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
       // so a round is one system call for all peers, destinations still interleaved.
       burst_(ep_.run_datagrams(wire::kHeaderBytes + b.floats_per_datagram * sizeof(float))),
       dup_(context().config.fault_duplicate),
-      fail_send_(context().config.fault_send_rank == context().world_rank ? context().config.fault_send_prob : 0),
       bytes_(bytes),
       seconds_(seconds) {}
 
@@ -112,7 +112,7 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
     }
     if (runs_.empty()) return;
     sent_now_.assign(runs_.size(), 0);
-    const int rc = fail_send_ > 0 && b_.faults.chance(fail_send_) ? -FI_EIO : ep_.send_runs(runs_, sent_now_);
+    const int rc = injected_send_failure() ? -FI_EIO : ep_.send_runs(runs_, sent_now_);
     if (rc < 0) {
         give_up_failed_run(rc);
         *progressed = true;

@@ -89,7 +89,6 @@ private:
     std::size_t F_;
     std::size_t burst_;
     double dup_;
-    double fail_send_;  // OPTIREDUCE_FAULT_SEND_*: probability a round's send fails here
     std::vector<std::uint64_t> &bytes_;
     std::vector<double> &seconds_;
     std::vector<Stream> streams_;

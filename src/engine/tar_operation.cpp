@@ -2,28 +2,15 @@
 
 #include "codec/reduce.hpp"
 #include "codec/sharding.hpp"
-#include "engine/context.hpp"
-#include "engine/fault_rng.hpp"
+#include "engine/send_fault.hpp"
 #include "transport/tag.hpp"
 
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 
 namespace optireduce {
-namespace {
-
-// OPTIREDUCE_FAULT_SEND_*: whether this rank's next send fails (-FI_EIO), each draw its own.
-bool injected_send_failure() {
-    const Config &cfg = context().config;
-    if (cfg.fault_send_rank != context().world_rank) return false;
-    static std::atomic<std::uint64_t> draws{0};
-    return FaultRng(cfg.fault_seed, draws.fetch_add(1, std::memory_order_relaxed)).chance(cfg.fault_send_prob);
-}
-
-}  // namespace
 
 TarOperation::TarOperation(CommState &comm, Staging &staging, const float *in, float *out, std::size_t n)
     : comm_(comm),
