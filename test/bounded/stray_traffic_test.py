@@ -2,11 +2,12 @@
 """Hostile and stray datagrams aimed at running bounded-mode jobs: they are dropped and counted,
 and never change a result.
 
-usage: stray_traffic_test.py --jobs N --seconds S -- MPIEXEC ARGS... PROGRAM
+usage: stray_traffic_test.py --jobs N [--timeout S] -- MPIEXEC ARGS... PROGRAM SECONDS
 
 Runs N copies of the job (stray_traffic_check, N = 1 or 2) side by side on this machine, and
 meanwhile watches the loopback device with a packet socket (root only) to learn each job's
-nonce, communicator, ports and latest operation from its own datagrams. Every 20 ms, for each
+nonce and latest operation from its own datagrams (its sockets' ports come from /proc, so only
+the launched jobs are learned from and aimed at). Every 20 ms, for each
 job, it then sends:
   foreign  a datagram of the job's current operation, from a rank's own address and port, with
            another job's nonce (a job that ended, or a neighbour on the same ports);
@@ -45,8 +46,6 @@ class Job:
     """What the sniffer learned about one job (one nonce)."""
 
     def __init__(self):
-        self.ports = set()   # (ip, port) of its ranks' sockets
-        self.comm = None
         self.max_seq = -1
         self.recent = {}     # seq -> [(src, dst, datagram bytes)], a few per operation
         self.sent = {"foreign": 0, "stranger": 0, "replay": 0, "neighbour": 0}
@@ -91,7 +90,9 @@ class Sniffer(threading.Thread):
         self.sock.settimeout(0.2)
         self.jobs = {}
         self.lock = threading.Lock()
-        self.ours = set()  # datagrams this script sent, so they are not learned from
+        # Hashes of the datagrams this script sent, so they are not learned from (hashes: the
+        # datagrams are up to 64 KiB on lo, thousands of them a run).
+        self.ours = set()
         self.ports = set()  # the launched jobs' UDP ports (udp_ports_of)
         self.stop = False
 
@@ -114,10 +115,10 @@ class Sniffer(threading.Thread):
         if len(d) < HEADER or d[:4] != MAGIC:
             return
         phase = d[5]
-        nonce, comm, seq = struct.unpack_from("<QII", d, 8)
+        nonce, _, seq = struct.unpack_from("<QII", d, 8)
         payload_len = struct.unpack_from("<H", d, 32)[0]
         d = bytes(d[:HEADER + payload_len])  # the first datagram of a GSO run
-        if d in self.ours or phase not in (1, 2):
+        if hash(d) in self.ours or phase not in (1, 2):
             return
         src = (socket.inet_ntoa(ip[12:16]), struct.unpack_from("!H", udp, 0)[0])
         dst = (socket.inet_ntoa(ip[16:20]), struct.unpack_from("!H", udp, 2)[0])
@@ -125,8 +126,6 @@ class Sniffer(threading.Thread):
             return
         with self.lock:
             job = self.jobs.setdefault(nonce, Job())
-            job.ports.update((src, dst))
-            job.comm = comm
             job.max_seq = max(job.max_seq, seq)
             kept = job.recent.setdefault(seq, [])
             if len(kept) < 8:
@@ -154,17 +153,16 @@ def ip_udp(src, dst, payload):
 
 
 class Injector(threading.Thread):
-    def __init__(self, sniffer, jobs_wanted):
+    def __init__(self, sniffer):
         super().__init__(daemon=True)
         self.sniffer = sniffer
-        self.jobs_wanted = jobs_wanted
         self.raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
         self.stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.stranger.bind(("127.0.0.1", 0))
         self.stop = False
 
     def spoof(self, src, dst, d):
-        self.sniffer.ours.add(d)
+        self.sniffer.ours.add(hash(d))
         self.raw.sendto(ip_udp(src, dst, d), (dst[0], 0))
 
     def run(self):
@@ -190,7 +188,7 @@ class Injector(threading.Thread):
                 # stranger: everything right but the sending address; the next operation
                 s = bytearray(d[:HEADER] + poison)
                 struct.pack_into("<I", s, 20, job.max_seq + 1)
-                self.sniffer.ours.add(bytes(s))
+                self.sniffer.ours.add(hash(bytes(s)))
                 self.stranger.sendto(bytes(s), dst)
                 job.sent["stranger"] += 1
                 # replay: an old operation's datagram again, its payload forged
@@ -217,7 +215,7 @@ def main():
 
     sniffer = Sniffer()
     sniffer.start()
-    injector = Injector(sniffer, args.jobs)
+    injector = Injector(sniffer)
     injector.start()
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for _ in range(args.jobs)]
