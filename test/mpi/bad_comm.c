@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
                                    : MPI_Allreduce(in, out, 4096, MPI_FLOAT, MPI_SUM, MPI_COMM_NULL);
         int cls = MPI_SUCCESS;
         MPI_Error_class(rc, &cls);
-        printf("%s returned class %d (MPI_ERR_COMM is %d)\n", argv[1], cls, MPI_ERR_COMM);
+        printf("%s %s returned class %d (MPI_ERR_COMM is %d)\n", cls == MPI_ERR_COMM ? "PASS" : "FAIL",
+               argv[1], cls, MPI_ERR_COMM);
         MPI_Finalize();
         return cls == MPI_ERR_COMM ? 0 : 1;
     }

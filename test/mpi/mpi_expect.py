@@ -3,6 +3,16 @@
 and the job summary optireduce writes at MPI_Finalize, compared with what the test program says
 it did (its EXPECTED_* lines on stdout).
 
+Every MPI test of the suite runs through it, so that none can pass on output alone. Whatever the
+options, a job fails the test when
+- the launcher's exit status is not the one expected (a rank that exits non-zero, crashes or is
+  killed after printing its verdict makes mpirun/mpiexec exit non-zero);
+- any rank printed a line starting with FAIL on stdout;
+- a sanitizer reported anything (AddressSanitizer, ThreadSanitizer, UBSan, LeakSanitizer), even
+  where its runtime was told not to halt;
+- the job was expected to succeed and printed no line starting with "PASS" (or fewer than
+  --pass asks for): a program that stopped early, or checked nothing, does not pass.
+
 usage: mpi_expect.py [checks] -- LAUNCHER ARGS...
 
 Python standard library only, so it runs on a bare Debian 12 with python3."""
@@ -31,6 +41,9 @@ def parse_args():
                    help="exactly N stderr lines match REGEX")
     p.add_argument("--stdout-lines", action="append", default=[], metavar="REGEX=N",
                    help="exactly N stdout lines match REGEX")
+    p.add_argument("--pass", dest="pass_lines", action="append", default=[], metavar="REGEX=N",
+                   help="exactly N stdout lines match REGEX, which must start with ^PASS (the "
+                        "default, for a job expected to exit 0, is at least one '^PASS' line)")
     p.add_argument("--stats-line", action="store_true",
                    help="the 'optireduce[0] stats:' line must match EXPECTED_TOTALS")
     p.add_argument("--stats-file", metavar="PATH",
@@ -112,6 +125,30 @@ def count_matches(text, spec, stream, problems):
         problems.append(f"{stream}: {len(found)} lines match /{regex}/, expected {n}")
 
 
+# What a sanitizer runtime prints when it reports, whether or not it then halts the process.
+SANITIZER_REPORT = re.compile(r"(ERROR: (Address|Leak|Memory|Thread)Sanitizer|"
+                              r"WARNING: ThreadSanitizer|runtime error: |"
+                              r"SUMMARY: (Address|Thread|UndefinedBehavior|Leak)Sanitizer)")
+
+
+def check_verdicts(args, run, problems):
+    """The rules every job obeys (module docstring): FAIL lines, sanitizer reports, PASS lines."""
+    fails = [l for l in run.stdout.splitlines() if l.startswith("FAIL")]
+    if fails:
+        problems.append(f"{len(fails)} stdout line(s) start with FAIL, first: {fails[0]!r}")
+    for stream, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+        report = next((l for l in text.splitlines() if SANITIZER_REPORT.search(l)), None)
+        if report:
+            problems.append(f"sanitizer report on {stream}: {report.strip()!r}")
+    for spec in args.pass_lines:
+        if not spec.startswith("^PASS"):
+            problems.append(f"--pass {spec!r}: the pattern must start with ^PASS")
+        count_matches(run.stdout, spec, "stdout", problems)
+    if args.expect_exit == "zero" and not args.pass_lines and not any(
+            l.startswith("PASS") for l in run.stdout.splitlines()):
+        problems.append("no stdout line starts with PASS: the program did not report a verdict")
+
+
 def main():
     args = parse_args()
     if args.stats_file and os.path.exists(args.stats_file):
@@ -142,6 +179,7 @@ def main():
         problems.append(f"exit status {run.returncode}, expected 0")
     if args.expect_exit == "nonzero" and run.returncode == 0:
         problems.append("exit status 0, expected a failure")
+    check_verdicts(args, run, problems)
     for text in args.stderr_has:
         if text not in run.stderr:
             problems.append(f"stderr lacks {text!r}")
