@@ -77,19 +77,34 @@ static void case_loss(void) {
     const double frac = expected > 0 ? lost / expected : 0;
     const double expected_ag = (double)(after.entries_expected_ag - before.entries_expected_ag);
     const double frac_ag = expected_ag > 0 ? (double)(after.entries_lost_ag - before.entries_lost_ag) / expected_ag : 0;
-    /* Entries are lost a datagram (358 floats) at a time: binomial over datagrams, 5 sigma. Late
-     * datagrams can only add loss, so the upper bound gets a small allowance for them. */
-    const double datagrams = expected / 358.0;
+    /* Entries are lost a datagram at a time: binomial over the reduce-scatter datagrams this rank
+     * expected, 5 sigma. Late datagrams can only add loss, so the upper bound gets a small
+     * allowance for them. The datagram's size comes from this run, not from a constant (the
+     * kernel channel sends 8972-byte datagrams on loopback, 1472 at OPTIREDUCE_MTU=1500): every
+     * rank sends each shard once in each phase, so over all ranks the datagrams sent less the
+     * repairs are the reduce-scatter's and the all-gather's in equal numbers, and the entries
+     * expected in both phases over all ranks are their floats. */
+    uint64_t mine[4] = {after.entries_expected_rs - before.entries_expected_rs,
+                        after.entries_expected_ag - before.entries_expected_ag,
+                        after.datagrams_sent - before.datagrams_sent,
+                        after.repair_chunks_sent - before.repair_chunks_sent},
+             all[4];
+    MPI_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    const double floats_per_datagram = all[2] > all[3] ? (double)(all[0] + all[1]) / (double)(all[2] - all[3]) : 0;
+    CHECK(floats_per_datagram >= 16, "%.1f floats per datagram measured from the counters: the counters are broken",
+          floats_per_datagram);
+    const double datagrams = floats_per_datagram > 0 ? expected / floats_per_datagram : 1;
     const double sigma = sqrt(p * (1 - p) / datagrams);
     CHECK(frac >= p - 5 * sigma && frac <= p + 5 * sigma + 0.005,
-          "reduce-scatter loss %.5f outside the binomial bound of the injected %.3f (+-%.5f)", frac, p, 5 * sigma);
+          "reduce-scatter loss %.5f outside the binomial bound of the injected %.3f (+-%.5f, %.0f datagrams of %.0f floats)",
+          frac, p, 5 * sigma, datagrams, floats_per_datagram);
     CHECK(frac_ag <= p / 2 + 5 * sigma, "all-gather loss %.5f not under half the injected %.3f: repair did not work",
           frac_ag, p);
     CHECK(after.datagrams_fault_dropped > before.datagrams_fault_dropped || p == 0, "no datagram was dropped");
-    printf("loss rank %d: injected %.3f reported %.5f (5 sigma %.5f), all-gather after repair %.5f, slowest call "
-           "%.1f ms, dropped %llu, "
+    printf("loss rank %d: injected %.3f reported %.5f (5 sigma %.5f over %.0f datagrams of %.0f floats), all-gather "
+           "after repair %.5f, slowest call %.1f ms, dropped %llu, "
            "phases: %llu complete %llu early %llu deadline\n",
-           g_rank, p, frac, 5 * sigma, frac_ag, worst, (unsigned long long)(after.datagrams_fault_dropped - before.datagrams_fault_dropped),
+           g_rank, p, frac, 5 * sigma, datagrams, floats_per_datagram, frac_ag, worst, (unsigned long long)(after.datagrams_fault_dropped - before.datagrams_fault_dropped),
            (unsigned long long)(after.phases_complete - before.phases_complete),
            (unsigned long long)(after.phases_early_close - before.phases_early_close),
            (unsigned long long)(after.phases_deadline - before.phases_deadline));
