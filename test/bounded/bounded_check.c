@@ -93,6 +93,19 @@ static void case_loss(void) {
     const double floats_per_datagram = all[2] > all[3] ? (double)(all[0] + all[1]) / (double)(all[2] - all[3]) : 0;
     CHECK(floats_per_datagram >= 16, "%.1f floats per datagram measured from the counters: the counters are broken",
           floats_per_datagram);
+    /* The largest datagram the path MTU allows, where the test sets one (OPTIREDUCE_MTU): the
+     * run's mean must be at most that and close to it (only a stream's last datagram is short). */
+    const double max_floats = env_num("CHECK_MAX_FLOATS_PER_DATAGRAM", 0);
+    if (max_floats > 0)
+        CHECK(floats_per_datagram <= max_floats && floats_per_datagram >= 0.8 * max_floats,
+              "%.1f floats per datagram, expected at most %.0f and close to it: OPTIREDUCE_MTU not applied",
+              floats_per_datagram, max_floats);
+    /* OPTIREDUCE_HADAMARD=off must turn the transform off; the default runs it on every call. */
+    const char *hadamard = getenv("OPTIREDUCE_HADAMARD");
+    const uint64_t transformed = after.hadamard_calls - before.hadamard_calls;
+    const uint64_t want_transformed = hadamard && strcmp(hadamard, "off") == 0 ? 0 : (uint64_t)ops;
+    CHECK(transformed == want_transformed, "%llu of %d calls ran the Hadamard transform, expected %llu (OPTIREDUCE_HADAMARD=%s)",
+          (unsigned long long)transformed, ops, (unsigned long long)want_transformed, hadamard ? hadamard : "(default)");
     const double datagrams = floats_per_datagram > 0 ? expected / floats_per_datagram : 1;
     const double sigma = sqrt(p * (1 - p) / datagrams);
     CHECK(frac >= p - 5 * sigma && frac <= p + 5 * sigma + 0.005,
