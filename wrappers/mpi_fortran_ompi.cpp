@@ -1,5 +1,5 @@
 // Fortran entry points for Open MPI. Open MPI's Fortran bindings call PMPI_* directly, so a C
-// MPI_Allreduce wrapper never sees Fortran callers (../shared/reference/ecosystem.md 1.3). We
+// MPI_Allreduce wrapper never sees Fortran callers (docs/architecture.md, "Layers"). We
 // define every name Open MPI exports for these routines (mpif.h / use mpi manglings, the
 // internal aliases, and use mpi_f08's mpi_*_f08_), give eligible calls to the engine, and hand
 // everything else to Open MPI's own Fortran routine so its argument conversions stay its own.
@@ -124,6 +124,7 @@ using DupWithInfoFn = void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
         static const FinalizeFn real = next_symbol<FinalizeFn>(#sym); \
         on_mpi_finalize();                                          \
         real(ierr);                                                 \
+        on_mpi_finalized();                                         \
     }
 
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_ALLREDUCE, mpi_allreduce, MPI_ALLREDUCE, MPI_Allreduce)

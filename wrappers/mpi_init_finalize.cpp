@@ -24,5 +24,7 @@ OPTIREDUCE_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int
 
 OPTIREDUCE_EXPORT int MPI_Finalize(void) {
     on_mpi_finalize();
-    return PMPI_Finalize();
+    const int rc = PMPI_Finalize();
+    on_mpi_finalized();
+    return rc;
 }

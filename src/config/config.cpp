@@ -129,6 +129,10 @@ constexpr std::array kKnobs{
              "exact mode (-1: none)"},
     KnobSpec{"OPTIREDUCE_FAULT_SEND_PROB", KnobType::number, "1", "0..1", 0, 1, false,
              "TEST ONLY: probability that a send (a round of datagrams, or a transfer) fails on that rank"},
+    KnobSpec{"OPTIREDUCE_FAULT_EXIT_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
+             "TEST ONLY: world rank that aborts (SIGABRT) right after MPI_Finalize returned, when "
+             "its checks are done and printed (-1: none); shows that a test fails on any rank's "
+             "exit status, whatever it printed"},
     KnobSpec{"OPTIREDUCE_FAULT_SEED", KnobType::bytes, "1", "0..1T", 0, TiB, false,
              "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats"},
 };
@@ -358,6 +362,7 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     cfg.fault_alloc_nth = static_cast<std::uint64_t>(number("OPTIREDUCE_FAULT_ALLOC_NTH"));
     cfg.fault_send_rank = static_cast<int>(number("OPTIREDUCE_FAULT_SEND_RANK"));
     cfg.fault_send_prob = number("OPTIREDUCE_FAULT_SEND_PROB");
+    cfg.fault_exit_rank = static_cast<int>(number("OPTIREDUCE_FAULT_EXIT_RANK"));
 
     for (const auto &name : env_names) {
         if (name.rfind("OPTIREDUCE_", 0) != 0) continue;

@@ -1,4 +1,5 @@
-// The one table of OPTIREDUCE_* knobs (DESIGN.md section 2, src/config) and the parsed values.
+// The one table of OPTIREDUCE_* knobs and the parsed values (docs/architecture.md, "Layers";
+// docs/configuration.md is generated from the table).
 // Parsed once per process; every other layer reads the Config value, never the environment.
 #pragma once
 
@@ -52,7 +53,7 @@ struct Config {
     LogLevel log = LogLevel::warn;
     bool stats = false;
     std::string stats_file;
-    // Bounded mode (DESIGN.md section 5).
+    // Bounded mode: the datagram channel and the deadlines.
     std::string dgram_provider;
     std::string iface;           // kernel channel: interfaces to publish ("" = all but loopback)
     std::uint64_t mtu = 0;       // kernel channel: cap on the path MTU (0: none)
@@ -62,7 +63,7 @@ struct Config {
     double timeout_max_ms = 0;
     double timeout_ms = 0;       // > 0: a fixed deadline per phase instead of the adaptive one
     double straggler_max_ms = 0; // the longest wait for a peer that has not started an operation
-    // Accuracy under loss (DESIGN.md section 6).
+    // Accuracy under loss: the transform and the loss budget.
     Hadamard hadamard = Hadamard::automatic;
     std::uint64_t hadamard_block = 0;  // elements per transform block, a power of two
     double max_loss = 0;               // fraction of entries lost in one operation
@@ -78,6 +79,7 @@ struct Config {
     std::uint64_t fault_alloc_nth = 1;  // at its nth growth of staging memory
     int fault_send_rank = -1;           // world rank whose sends fail
     double fault_send_prob = 1;         // per round of datagrams (bounded), per transfer (exact)
+    int fault_exit_rank = -1;           // world rank that aborts after MPI_Finalize returned
 
     std::vector<KnobValue> values;  // one per knob_table() row, same order
 

@@ -1,4 +1,4 @@
-// The one process context (DESIGN.md section 9: no global mutable state except this): parsed
+// The one process context (docs/architecture.md, "Threads, and which may call MPI"): parsed
 // configuration, the attribute keyvals, the libfabric endpoints shared by communicators, and
 // the registry of live communicator states.
 #pragma once
@@ -55,6 +55,9 @@ void on_mpi_initialized();
 // that reach PMPI_Finalize without our wrapper). Idempotent. Writes the job summary, frees every
 // communicator state and closes the endpoints while MPI is still usable.
 void on_mpi_finalize();
+
+// After PMPI_Finalize returned. Test-only: OPTIREDUCE_FAULT_EXIT_RANK's rank aborts here.
+void on_mpi_finalized();
 
 // True when the engine can be used now: MPI initialised and not finalised, configuration
 // parsed (lazily, if MPI_Init was not seen). Cheap after the first call.

@@ -1,5 +1,7 @@
 // The random decisions of the test-only OPTIREDUCE_FAULT_* knobs: splitmix64, seeded from the
-// seed knob and the rank, so a failing test run repeats exactly.
+// seed knob and the rank. The seed fixes the sequence of decisions, not what each lands on: the
+// router draws one per datagram in arrival order, which the scheduler varies, so two runs with
+// one seed drop the same fraction but not the same datagrams (the tests bound rates, not sets).
 #pragma once
 
 #include <cstdint>
