@@ -1,6 +1,6 @@
-// How bounded mode lays a vector out for the wire (DESIGN.md section 6). Without the transform
-// the wire vector is the input itself, cut into one contiguous shard per rank (codec/sharding).
-// With it:
+// How bounded mode lays a vector out for the wire (docs/architecture.md, "Sharding and the
+// transform"). Without the transform the wire vector is the input itself, cut into one contiguous
+// shard per rank (codec/sharding). With it:
 //
 // - The input is cut into power-of-two blocks of `block` elements; a last partial block of r
 //   elements is padded with zeros to the next power of two (`tail`), so at most r - 1 padding

@@ -1,5 +1,5 @@
-// What bounded mode puts where data missed the deadline (DESIGN.md section 6), and how large the
-// error it introduced is likely to be. Pure functions.
+// What bounded mode puts where data missed the deadline, and how large the error it introduced
+// is likely to be (docs/architecture.md, "Estimating what was lost"). Pure functions.
 //
 // "Unbiased" here means: averaged over the losses, the estimate equals the true sum. For phase 1
 // that holds for the values at hand (fixed inputs) as long as which peers' datagrams are lost

@@ -1,6 +1,7 @@
-// The randomized Hadamard transform of DESIGN.md section 6: random signs, then an orthonormal
-// fast Walsh-Hadamard transform, on one power-of-two block. Pure math; codec/block_layout.hpp
-// cuts a whole vector into blocks and lays them out for the wire.
+// The randomized Hadamard transform of bounded mode (docs/architecture.md, "Sharding and the
+// transform"): random signs, then an orthonormal fast Walsh-Hadamard transform, on one
+// power-of-two block. Pure math; codec/block_layout.hpp cuts a whole vector into blocks and lays
+// them out for the wire.
 //
 // Signs come from a counter-based hash of (job seed, communicator, sequence, block, index), so
 // every rank computes the same ones without storing or exchanging a table, and they are fresh

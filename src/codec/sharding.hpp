@@ -1,5 +1,6 @@
-// How a vector of n elements is cut into one shard per rank (DESIGN.md section 4) and each shard
-// into segments (messages). Pure arithmetic, identical on every rank.
+// How a vector of n elements is cut into one shard per rank and each shard into segments
+// (messages): docs/architecture.md, "Sharding and the transform" and "Exact mode". Pure
+// arithmetic, identical on every rank.
 #pragma once
 
 #include <algorithm>

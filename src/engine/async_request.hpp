@@ -1,4 +1,5 @@
-// Nonblocking engine allreduces as genuine MPI requests (../shared/reference/ecosystem.md 1.8).
+// Nonblocking engine allreduces as genuine MPI requests (docs/architecture.md, "Threads, and
+// which may call MPI").
 //
 // Each eligible MPI_Iallreduce gets a standard generalized request (MPI_Grequest_start), so the
 // handle works wherever an application puts it: alone or in arrays with ordinary requests, in

@@ -1,4 +1,5 @@
-// One bounded-time Transpose AllReduce (DESIGN.md sections 4-6) over the datagram channel.
+// One bounded-time Transpose AllReduce over the datagram channel (docs/architecture.md, "The life
+// of one bounded operation").
 //
 // The vector first goes into its wire layout (codec/block_layout.hpp): with the randomized
 // Hadamard transform on, random signs and an orthonormal transform per block, shards of whole

@@ -1,5 +1,6 @@
-// Collective setup of a communicator's engine state (DESIGN.md section 3): all members agree on
-// the configuration, on setup success and on a communicator id, or all fall back together.
+// Collective setup of a communicator's engine state (docs/architecture.md, "Per-communicator
+// setup and fallback"): all members agree on the configuration, on setup success and on a
+// communicator id, or all fall back together.
 #include "engine/comm_hints.hpp"
 #include "engine/comm_registry.hpp"
 #include "engine/comm_state.hpp"

@@ -1,10 +1,11 @@
-// The per-phase deadline of bounded mode (DESIGN.md section 5): no number the user has to tune
-// per model. For each (message-size class, phase) it learns the completion time from the job's
-// own operations the way TCP learns its retransmission timeout (a smoothed mean and a smoothed
-// mean deviation, Jacobson/Karels), and sets the deadline to mean + 4 deviations, times a factor
-// steered by the loss the deadline causes against OPTIREDUCE_TARGET_LOSS. The deviation term is
-// what keeps a host with noisy scheduling from losing data to a deadline fitted to its quiet
-// moments. Pure arithmetic: no clock, no MPI, no fabric, so it is unit-tested alone.
+// The per-phase deadline of bounded mode (docs/architecture.md, "Deadlines, the straggler bound
+// and early close"): no number the user has to tune per model. For each (message-size class,
+// phase) it learns the completion time from the job's own operations the way TCP learns its
+// retransmission timeout (a smoothed mean and a smoothed mean deviation, Jacobson/Karels), and
+// sets the deadline to mean + 4 deviations, times a factor steered by the loss the deadline
+// causes against OPTIREDUCE_TARGET_LOSS. The deviation term is what keeps a host with noisy
+// scheduling from losing data to a deadline fitted to its quiet moments. Pure arithmetic: no
+// clock, no MPI, no fabric, so it is unit-tested alone.
 //
 // What counts as loss here is loss a longer deadline could have prevented: chunks missing from
 // senders that sent something. A sender that sent nothing at all (paused, preempted) is a

@@ -13,7 +13,7 @@ class CommState;
 // The communicator's engine state when the engine takes this call, else nullptr: the caller
 // then passes the call to PMPI unchanged. May run the communicator's collective setup, which is
 // safe because every member is inside the same float SUM call (eligibility is identical on all
-// ranks by construction, DESIGN.md section 3).
+// ranks by construction: policy/eligibility.hpp).
 // `nonblocking`: the call is an MPI_Iallreduce, which the engine does not take where an
 // operation's outcome must be agreed with a collective (OPTIREDUCE_ON_EXCESS_LOSS=error or
 // exact): no point of a nonblocking call is shared by every rank to run it at.

@@ -1,8 +1,8 @@
-// The thread that drains the datagram endpoint while the application computes (DESIGN.md
-// section 5): a peer's datagrams are taken out of the kernel socket buffer, which holds only so
-// many, whether or not this rank is inside MPI. It blocks in the completion queue's wait fd when
-// nothing arrives, so an idle rank costs no CPU. Placed with hwloc near the NIC and away from the
-// cores the rank itself is bound to.
+// The thread that drains the datagram endpoint while the application computes
+// (docs/architecture.md, "Threads, and which may call MPI"): a peer's datagrams are taken out of
+// the kernel socket buffer, which holds only so many, whether or not this rank is inside MPI. It
+// blocks in the completion queue's wait fd when nothing arrives, so an idle rank costs no CPU.
+// Placed with hwloc near the NIC and away from the cores the rank itself is bound to.
 #pragma once
 
 #include "engine/dgram_router.hpp"

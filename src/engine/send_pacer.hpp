@@ -1,4 +1,4 @@
-// Per-destination send pacing of bounded mode (the dynamic incast of DESIGN.md section 4): the
+// Per-destination send pacing of bounded mode (docs/protocol.md, "Pacing and the loss hint"): the
 // datagram channel has no acknowledgements, so a sender learns that it overruns a receiver (its
 // socket buffer, a rate-limited link) only from the loss that receiver reports in the header of
 // its own datagrams. Multiplicative decrease on reported loss, from the rate actually achieved;

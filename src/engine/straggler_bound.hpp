@@ -1,14 +1,15 @@
-// How long bounded mode waits for a peer that has not started an operation yet (DESIGN.md
-// section 5, "Compute skew"). The phase deadline bounds the network: it runs, per sender, from
-// that sender's first datagram. A peer that has sent nothing is not slow on the network, it is
-// still computing (or preempted, or dead); between ranks of a training job that skew is
-// milliseconds on a quiet cluster, seconds at the first step, hundreds of milliseconds where
-// ranks share cores. This bound is learned from the skew the job shows, the way the deadline is
-// learned from completion times: a smoothed mean and mean deviation of each operation's spread of
-// start times (Jacobson/Karels), mean + 4 deviations, times a factor that widens whenever a peer
-// had to be written off (its data lost, and replicas then differ) and narrows slowly while none
-// is. Until a few operations have been seen it is the maximum, so the first steps of a job, whose
-// skew is the largest, lose nothing. Pure arithmetic, unit-tested alone.
+// How long bounded mode waits for a peer that has not started an operation yet
+// (docs/architecture.md, "Deadlines, the straggler bound and early close"). The phase deadline
+// bounds the network: it runs, per sender, from that sender's first datagram. A peer that has
+// sent nothing is not slow on the network, it is still computing (or preempted, or dead); between
+// ranks of a training job that skew is milliseconds on a quiet cluster, seconds at the first
+// step, hundreds of milliseconds where ranks share cores. This bound is learned from the skew the
+// job shows, the way the deadline is learned from completion times: a smoothed mean and mean
+// deviation of each operation's spread of start times (Jacobson/Karels), mean + 4 deviations,
+// times a factor that widens whenever a peer had to be written off (its data lost, and replicas
+// then differ) and narrows slowly while none is. Until a few operations have been seen it is the
+// maximum, so the first steps of a job, whose skew is the largest, lose nothing. Pure arithmetic,
+// unit-tested alone.
 #pragma once
 
 namespace optireduce {

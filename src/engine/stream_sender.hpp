@@ -5,8 +5,8 @@
 // A chunk may be sent only once it is ready. In the reduce-scatter every chunk is ready at once
 // (the input is there); in the all-gather a chunk of our reduced shard becomes ready as soon as
 // its contributions are in, so the all-gather of the first chunks overlaps the reduce-scatter's
-// last (pipelined phases, DESIGN.md section 5). Chunks go out in the order they became ready;
-// the tail flag marks the last datagrams sent to each peer, whatever their index.
+// last (pipelined phases: docs/architecture.md, "Phase 1"). Chunks go out in the order they
+// became ready; the tail flag marks the last datagrams sent to each peer, whatever their index.
 #pragma once
 
 #include "engine/comm_state.hpp"

@@ -1,4 +1,4 @@
-// One exact Transpose AllReduce (DESIGN.md section 4) on one communicator.
+// One exact Transpose AllReduce on one communicator (docs/architecture.md, "Exact mode").
 //
 // Phase 1 (reduce-scatter): this rank sends shard j of its input straight to rank j, segment by
 // segment, starting with rank+1 and interleaving destinations. The owner adds the N

@@ -1,4 +1,4 @@
-// Which MPI_Allreduce calls the engine takes (DESIGN.md section 3).
+// Which MPI_Allreduce calls the engine takes (README, "What it takes over").
 //
 // The decision must come out the same on every rank, or one rank enters the engine while another
 // calls PMPI and the job deadlocks. So it only looks at what MPI requires to match across ranks

@@ -1,6 +1,6 @@
-// The unreliable datagram channel of bounded mode (DESIGN.md section 5), as the engine sees it:
-// one endpoint per process, any thread sends, one thread at a time drains. Two kinds sit behind
-// it:
+// The unreliable datagram channel of bounded mode (docs/protocol.md, "Datagram channel"), as the
+// engine sees it: one endpoint per process, any thread sends, one thread at a time drains. Two
+// kinds sit behind it:
 // - udp_socket_endpoint.hpp, "kernel": our own Linux UDP sockets with segmentation offload on
 //   send (UDP_SEGMENT), coalescing on receive (UDP_GRO) and batched system calls; the default
 //   on commodity Ethernet;

@@ -1,5 +1,5 @@
-// Two Transpose AllReduce operations in flight on one communicator at once (DESIGN.md section 4:
-// an MPI_Iallreduce may overlap a blocking one). Even ranks wait for the second operation
+// Two Transpose AllReduce operations in flight on one communicator at once (legal MPI: an
+// MPI_Iallreduce may overlap a blocking one). Even ranks wait for the second operation
 // first, odd ranks for the first, so completions interleave differently on every rank; the
 // results must still match PMPI_Allreduce, which only holds if messages are matched by sequence
 // number rather than by arrival order. Links the engine objects directly (no wrappers).

@@ -1,8 +1,8 @@
-// What the randomized Hadamard transform buys (DESIGN.md section 6): under bursty loss, whole
-// runs of consecutive datagrams of one sender lost, the largest per-coordinate error is far
-// smaller with the transform than without, at about the same mean squared error. The whole
-// reduce-scatter of bounded mode is simulated here in memory (codec only): wire layout, shards,
-// chunks of one datagram, the owner's estimator, the inverse.
+// What the randomized Hadamard transform buys (docs/architecture.md, "Sharding and the
+// transform"): under bursty loss, whole runs of consecutive datagrams of one sender lost, the
+// largest per-coordinate error is far smaller with the transform than without, at about the same
+// mean squared error. The whole reduce-scatter of bounded mode is simulated here in memory (codec
+// only): wire layout, shards, chunks of one datagram, the owner's estimator, the inverse.
 #include "codec/block_layout.hpp"
 #include "codec/estimators.hpp"
 #include "codec/reduce.hpp"

@@ -20,7 +20,7 @@ struct Query {
     std::uint64_t caps;
     const char *label;
 };
-// Reliable tagged messaging for the exact path, datagrams for the bounded path (DESIGN.md 5).
+// Reliable tagged messaging for the exact path, datagrams for the bounded path (docs/protocol.md).
 constexpr Query kRdm{FI_EP_RDM, FI_TAGGED, "RDM"};
 constexpr Query kDgram{FI_EP_DGRAM, FI_MSG, "DGRAM"};
 
