@@ -8,17 +8,30 @@
 # under each condition:
 #   clean    no loss
 #   loss     1% of packets dropped on arrival at every host
-#   tail     a background loop cuts one random host's link (to TAIL_RATE_MIN..MAX mbit for
-#            TAIL_MS_MIN..MAX ms, every TAIL_GAP_MS_MIN..MAX ms) during every run
+#   tail     one random host's link cut to TAIL_RATE_MIN..MAX mbit for TAIL_MS_MIN..MAX ms,
+#            every TAIL_GAP_MS_MIN..MAX ms, on a schedule that is the same for every back-end
 # The back-ends run with the same seeds and hyper-parameters, interleaved per seed (the order
 # rotates with the seed). Writes OUTDIR/<condition>/<backend>-s<seed>.{csv,log,stats,net}
 # (per-iteration CSV, the job's output with its RESULT line, the library's stats summary, the
-# cloud's counters after the run), .events for the tail condition, and OUTDIR/results.txt (one
-# "condition RESULT {...}" line per run), then runs scripts/train/summarize-training.py OUTDIR
-# for the tables (OUTDIR/training.md) and plots. Needs root; brings the cloud up per condition and always tears it down, and
+# cloud's counters after the run) and OUTDIR/results.txt (one "condition RESULT {...}" line per
+# run), then runs scripts/train/summarize-training.py OUTDIR for the tables (OUTDIR/training.md)
+# and plots. Needs root; brings the cloud up per condition and always tears it down, and
 # refuses to start while another emulated cloud is up.
+# The tail schedule: before any back-end runs, scripts/train/tail.py draw writes one schedule per
+# seed, OUTDIR/tail/schedule-s<seed>.txt (lines "start_s host rate_mbit ms"), from splitmix64
+# seeded with the seed alone: the same seed gives the same schedule on any machine, in any run.
+# Each run's applier (tail.py apply) reads that file and follows train.py's own training clock
+# through --clock-file (<backend>-s<seed>.clock): a cut starts when the training time reaches its
+# start_s and lasts its ms of training time. That clock starts after warm-up and stops during
+# evaluations and drift measurements, as time to accuracy does, so every back-end meets each cut
+# at the same point of its training time, however long its setup (Gloo's rendezvous) or its
+# pauses took; no cut falls in setup or warm-up. The applier writes <backend>-s<seed>.schedule
+# (the schedule it read) and .events (each cut applied, with when it was in place); at the end
+# tail.py check compares them across the back-ends of each seed and the script exits 1 if they
+# differ.
 #   usage: scripts/train/bench-training.sh OUTDIR [BUILD_DIR] [--seeds N]
 #            [--conditions clean,loss,tail] [--backends native,bounded,exact,gloo] [--quick]
+#            [--dry-run]
 # Extra train.py options can be given in TRAIN_ARGS (e.g. TRAIN_ARGS="--max-iters 100").
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
@@ -37,16 +50,19 @@ usage: $(basename -- "$0") OUTDIR [BUILD_DIR] [--seeds N] [--conditions LIST] [-
   --conditions  which network conditions, in this order (default clean,loss,tail)
   --backends    which back-ends (default native,bounded,exact,gloo)
   --quick       30 iterations at most, target accuracy 0.9: a few minutes per condition
+  --dry-run     check the arguments, write OUTDIR/setup.txt and the tail schedules, list the runs,
+                and stop (no root, build or cloud needed)
 USAGE
 }
 
-out='' build=$repo/build seeds=3 conditions=clean,loss,tail quick=0
+out='' build=$repo/build seeds=3 conditions=clean,loss,tail quick=0 dry_run=0
 while (($#)); do
   case $1 in
     --seeds) seeds=${2:?--seeds needs a value}; shift 2 ;;
     --conditions) conditions=${2:?--conditions needs a value}; shift 2 ;;
     --backends) IFS=, read -r -a backends <<<"${2:?--backends needs a value}"; shift 2 ;;
     --quick) quick=1; shift ;;
+    --dry-run) dry_run=1; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) usage >&2; exit 2 ;;
     *) if [[ -z $out ]]; then out=$1; else build=$1; fi; shift ;;
@@ -64,15 +80,17 @@ for b in "${backends[@]}"; do
     { echo "unknown back-end '$b' (native, bounded, exact, gloo)" >&2; exit 2; }
 done
 lib=$build/wrappers/liboptireduce.so
-[[ -f $lib ]] || { echo "build first: $lib is missing" >&2; exit 1; }
-[[ $(id -u) -eq 0 ]] || { echo "needs root (network namespaces)" >&2; exit 1; }
-"$python" -c "import torch, mpi4py, sklearn" ||
-  { echo "$python needs torch, mpi4py and sklearn (scripts/install-deps.sh)" >&2; exit 1; }
-# up.sh would tear down a cloud someone else is measuring on.
-if ip netns list | grep -q '^ordemo-'; then
-  echo "an emulated cloud is already up (ip netns list shows ordemo-*): someone else's run?" \
-    "Wait for it, or remove it with scripts/cloud/down.sh if it is a leftover" >&2
-  exit 1
+if ((!dry_run)); then
+  [[ -f $lib ]] || { echo "build first: $lib is missing" >&2; exit 1; }
+  [[ $(id -u) -eq 0 ]] || { echo "needs root (network namespaces)" >&2; exit 1; }
+  "$python" -c "import torch, mpi4py, sklearn" ||
+    { echo "$python needs torch, mpi4py and sklearn (scripts/install-deps.sh)" >&2; exit 1; }
+  # up.sh would tear down a cloud someone else is measuring on.
+  if ip netns list | grep -q '^ordemo-'; then
+    echo "an emulated cloud is already up (ip netns list shows ordemo-*): someone else's run?" \
+      "Wait for it, or remove it with scripts/cloud/down.sh if it is a leftover" >&2
+    exit 1
+  fi
 fi
 
 # Hyper-parameters: the same for every back-end and seed. --quick stops at a lower target and
@@ -87,14 +105,63 @@ fi
 # shellcheck disable=SC2206  # TRAIN_ARGS is a list of words
 train_args+=(${TRAIN_ARGS:-})
 
-# The tail condition's link cuts (see tail_loop). An iteration takes about 1.8 s here (1.2 s of
-# it native allreduce), so cuts shorter than an iteration barely show: 100-200 Mbit/s for
-# 0.3-1 s every 1-3 s gave native a P99/P50 of 1.6 and moved its median. These values slow about
-# one iteration in five, by 1-3.5 s: native's P99/P50 came out at 2.74 and 2.76 (two seeds).
+# The tail condition's link cuts (scripts/train/tail.py). An iteration takes about 1.8 s here
+# (1.2 s of it native allreduce), so cuts shorter than an iteration barely show: 100-200 Mbit/s
+# for 0.3-1 s every 1-3 s gave native a P99/P50 of 1.6 and moved its median. These values slow
+# about one iteration in five, by 1-3.5 s: native's P99/P50 came out at 2.74 and 2.76 (two seeds;
+# measured when the cuts ran on wall time from the job's launch, before the schedule was drawn
+# once and put on the training clock).
 : "${TAIL_RATE_MIN:=50}" "${TAIL_RATE_MAX:=100}" "${TAIL_MS_MIN:=1500}" "${TAIL_MS_MAX:=3500}"
 : "${TAIL_GAP_MS_MIN:=5000}" "${TAIL_GAP_MS_MAX:=10000}"
+for v in TAIL_RATE_MIN TAIL_RATE_MAX TAIL_MS_MIN TAIL_MS_MAX TAIL_GAP_MS_MIN TAIL_GAP_MS_MAX; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "$v must be a positive integer" >&2; exit 2; }
+done
 
 mkdir -p "$out"
+# The tail schedules, one per seed, drawn before anything runs (see the top of this file). No cut
+# starts after $limit s of training time: the job cannot train longer than that.
+draw_schedules() {
+  local seed
+  mkdir -p "$out/tail"
+  for ((seed = 1; seed <= seeds; seed++)); do
+    "$python" "$here/tail.py" draw --seed "$seed" --hosts "$hosts" --horizon-s "$limit" \
+      --rate-mbit "$TAIL_RATE_MIN" "$TAIL_RATE_MAX" --ms "$TAIL_MS_MIN" "$TAIL_MS_MAX" \
+      --gap-ms "$TAIL_GAP_MS_MIN" "$TAIL_GAP_MS_MAX" --out "$out/tail/schedule-s$seed.txt"
+  done
+}
+
+write_setup() {
+  {
+    echo "started $(date -Is) on $(uname -n), $(nproc) cores; build $build"
+    echo "train.py ${train_args[*]}"
+    echo "seeds 1..$seeds, conditions ${conds[*]}, back-ends ${backends[*]}, quick $quick"
+    if [[ " ${conds[*]} " == *" tail "* ]]; then
+      echo "tail: ${TAIL_RATE_MIN}-${TAIL_RATE_MAX} mbit for ${TAIL_MS_MIN}-${TAIL_MS_MAX} ms" \
+        "every ${TAIL_GAP_MS_MIN}-${TAIL_GAP_MS_MAX} ms, on the training clock; schedules" \
+        "tail/schedule-s<seed>.txt (scripts/train/tail.py draw --seed <seed>)"
+    fi
+  } | tee "$out/setup.txt"
+}
+
+if ((dry_run)); then
+  write_setup
+  if [[ " ${conds[*]} " == *" tail "* ]]; then
+    draw_schedules
+    for ((seed = 1; seed <= seeds; seed++)); do
+      echo "tail seed $seed: $(grep -vc '^#' "$out/tail/schedule-s$seed.txt") cuts in" \
+        "$out/tail/schedule-s$seed.txt, the first: $(grep -m1 -v '^#' "$out/tail/schedule-s$seed.txt")"
+    done
+  fi
+  for cond in "${conds[@]}"; do
+    for ((seed = 1; seed <= seeds; seed++)); do
+      for ((k = 0; k < ${#backends[@]}; k++)); do
+        echo "would run: $cond seed $seed ${backends[(k + seed - 1) % ${#backends[@]}]}"
+      done
+    done
+  done
+  exit 0
+fi
+
 tail_pid='' job=''
 # The job runs in the background and the script waits for it, so that SIGTERM or Ctrl-C reach
 # this script at once (bash runs traps only between commands), and mpirun.sh gets to clean up.
@@ -110,48 +177,25 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-rand_between() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }
-# In the background and waited for, so that tail_loop's SIGTERM trap runs at once, not after up to
-# TAIL_GAP_MS_MAX of sleep.
-sleep_ms() {
-  sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))" &
-  wait $!
-}
-
-# Every gap, one random host's link drops to a random rate for a random time, then back to
-# 1gbit; each cut is logged as "seconds-since-start unix-time host rate_mbit duration_ms". Seeded,
-# so every back-end of one seed meets the same sequence (relative to its launch).
-# Runs in the background until stop_tail's SIGTERM, which bash acts on once the set.sh in progress,
-# if any, is over: no set.sh is left running behind stop_tail's restore.
-tail_loop() { # seed events-file
-  local t0=$EPOCHREALTIME host rate ms
-  trap 'exit 0' TERM
-  RANDOM=$1
-  echo "# t_s unix_s host rate_mbit ms" >"$2"
-  while true; do
-    sleep_ms "$(rand_between "$TAIL_GAP_MS_MIN" "$TAIL_GAP_MS_MAX")"
-    host=$((RANDOM % hosts))
-    rate=$(rand_between "$TAIL_RATE_MIN" "$TAIL_RATE_MAX")
-    ms=$(rand_between "$TAIL_MS_MIN" "$TAIL_MS_MAX")
-    "$cloud/set.sh" --host "$host" --rate "${rate}mbit" >/dev/null
-    awk -v t="$EPOCHREALTIME" -v t0="$t0" -v h="$host" -v r="$rate" -v ms="$ms" \
-      'BEGIN { printf "%.3f %.3f %d %d %d\n", t - t0, t, h, r, ms }' >>"$2"
-    sleep_ms "$ms"
-    "$cloud/set.sh" --host "$host" --rate 1gbit >/dev/null
-  done
-}
-
-start_tail() { # seed events-file
-  tail_loop "$@" &
+# The applier of one run: waits for train.py to create its clock file (when the training clock
+# starts), applies the seed's schedule on that clock, and stops at the clock's end line or at
+# stop_tail's SIGTERM, which it acts on once the set.sh in progress, if any, is over (and then
+# lifts the cut in place): no set.sh is left running behind stop_tail's restore.
+start_tail() { # schedule run-base
+  rm -f "$2.clock" "$2.events" "$2.schedule"
+  "$python" "$here/tail.py" apply --schedule "$1" --clock "$2.clock" --events "$2.events" \
+    --copy "$2.schedule" --set "$cloud/set.sh" --base-rate 1gbit &
   tail_pid=$!
 }
 
-# Stops the loop (even in the middle of a cut) and puts every link back to 1gbit.
+# Stops the applier (even in the middle of a cut) and puts every link back to 1gbit.
 stop_tail() {
+  local status=0
   [[ -n $tail_pid ]] || return 0
   kill "$tail_pid" 2>/dev/null || true
-  wait "$tail_pid" 2>/dev/null || true
+  wait "$tail_pid" 2>/dev/null || status=$?
   tail_pid=''
+  ((status == 0)) || echo "   the tail applier failed (exit $status): see the run's .events" >&2
   "$cloud/set.sh" --rate 1gbit >/dev/null
 }
 
@@ -163,7 +207,7 @@ bring_up() { # condition
 
 run_count=0
 run_one() { # condition seed backend
-  local cond=$1 seed=$2 backend=$3 base env=() extra=() status=0 t0=$SECONDS
+  local cond=$1 seed=$2 backend=$3 base env=() extra=() clock=() status=0 t0=$SECONDS
   base=$out/$cond/$backend-s$seed
   run_count=$((run_count + 1))
   case $backend in
@@ -172,10 +216,13 @@ run_one() { # condition seed backend
     gloo) extra=(--backend gloo --master-addr 10.77.0.10 --master-port $((29500 + run_count))
                  --gloo-ifname eth0) ;;
   esac
-  if [[ $cond == tail ]]; then start_tail "$seed" "$base.events"; fi
+  if [[ $cond == tail ]]; then
+    start_tail "$out/tail/schedule-s$seed.txt" "$base"
+    clock=(--clock-file "$base.clock")
+  fi
   env "${env[@]}" "$cloud/mpirun.sh" "$hosts" --timeout "$limit" -- "$python" "$here/train.py" \
-    "${train_args[@]}" "${extra[@]}" --seed "$seed" --label "$backend" --csv "$base.csv" \
-    >"$base.log" 2>&1 &
+    "${train_args[@]}" "${extra[@]}" "${clock[@]}" --seed "$seed" --label "$backend" \
+    --csv "$base.csv" >"$base.log" 2>&1 &
   job=$!
   wait "$job" || status=$?
   job=''
@@ -201,15 +248,8 @@ print("target %s s, acc %s, %d iters, iter p50 %s ms p99 %s ms, lost %s, spread 
     f(r["checksum_spread"], "%.3g")))' "$1"
 }
 
-{
-  echo "started $(date -Is) on $(uname -n), $(nproc) cores; build $build"
-  echo "train.py ${train_args[*]}"
-  echo "seeds 1..$seeds, conditions ${conds[*]}, back-ends ${backends[*]}, quick $quick"
-  if [[ " ${conds[*]} " == *" tail "* ]]; then
-    echo "tail: ${TAIL_RATE_MIN}-${TAIL_RATE_MAX} mbit for ${TAIL_MS_MIN}-${TAIL_MS_MAX} ms" \
-      "every ${TAIL_GAP_MS_MIN}-${TAIL_GAP_MS_MAX} ms"
-  fi
-} | tee "$out/setup.txt"
+write_setup
+if [[ " ${conds[*]} " == *" tail "* ]]; then draw_schedules; fi
 for cond in "${conds[@]}"; do
   mkdir -p "$out/$cond"
   echo "== $cond"
@@ -224,3 +264,9 @@ done
 # The tables and plots, so one command reproduces the whole of docs/results.md's section.
 "$python" "$here/summarize-training.py" "$out" >/dev/null
 echo "results in $out; tables and plots: $out/training.md, $out/*.png"
+# Every back-end of a seed must have had the same tail: the same schedule, applied in order.
+if [[ " ${conds[*]} " == *" tail "* ]]; then
+  "$python" "$here/tail.py" check "$out/tail" --seeds "$seeds" \
+    --backends "$(IFS=,; echo "${backends[*]}")" 2>&1 | tee "$out/tail/check.txt" ||
+    { echo "the tail schedules differ between back-ends: see above" >&2; exit 1; }
+fi

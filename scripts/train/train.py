@@ -25,7 +25,9 @@ replica drift measurement (84 MB of float64 allreduces at the default size) paus
 they are measurements, not training, and would otherwise tax the backends unequally. comm_ms is
 the time inside the gradient allreduces (plus the division); compute_ms the rest of the
 iteration (forward, backward, optimizer step). Unlike DDP, the allreduces do not overlap the
-backward pass: every backend waits for its whole allreduce.
+backward pass: every backend waits for its whole allreduce. --clock-file makes rank 0 log that
+clock as it goes (start, every pause and resume, end; see Clock), so that another process can
+follow the training time live: scripts/train/tail.py applies a link-cut schedule on it.
 
 usage: mpirun -np 4 python3 train.py --backend mpi --csv run.csv [--label native] ...
 """
@@ -67,6 +69,8 @@ def parse_args(argv=None):
     p.add_argument("--skip-iters", type=int, default=5,
                    help="first iterations left out of the iteration-time percentiles")
     p.add_argument("--csv", default=None, help="per-iteration CSV (written by rank 0)")
+    p.add_argument("--clock-file", default=None,
+                   help="rank 0 logs the training clock here, line by line (see Clock)")
     p.add_argument("--master-addr", default=os.environ.get("MASTER_ADDR", "127.0.0.1"))
     p.add_argument("--master-port", type=int, default=int(os.environ.get("MASTER_PORT", 29500)))
     p.add_argument("--gloo-ifname", default=os.environ.get("GLOO_SOCKET_IFNAME", ""),
@@ -327,25 +331,53 @@ def library_totals(comm, lib):
 
 
 class Clock:
-    """Training time: wall time since start(), less the intervals spent in pause()/resume()."""
+    """Training time: wall time since start(), less the intervals spent in pause()/resume().
 
-    def __init__(self):
+    With a log path, every change is written to it at once, one line each, as
+      start <perf_counter> <unix time>
+      pause <perf_counter>
+      resume <perf_counter>
+      end <perf_counter>
+    perf_counter is CLOCK_MONOTONIC on Linux, the same in every process of the machine (network
+    namespaces share it), so a reader computes the training time now() would return:
+    monotonic now (or the pending pause's value, or end's) - start - the sum of resume - pause.
+    The file is created by start(), so its existence means that training has begun."""
+
+    def __init__(self, log_path=None):
         self.t0 = self.paused_at = None
         self.paused = 0.0
         self.start_unix = None
+        self.log_path, self.log = log_path, None
+
+    def _mark(self, line):
+        if self.log:
+            self.log.write(line + "\n")  # line-buffered: one write(2) per line
 
     def start(self):
+        if self.log_path:
+            self.log = open(self.log_path, "w", buffering=1)
         self.t0 = time.perf_counter()
         self.start_unix = time.time()
+        self._mark("start %.6f %.6f" % (self.t0, self.start_unix))
 
     def now(self):
         return time.perf_counter() - self.t0 - self.paused
 
     def pause(self):
         self.paused_at = time.perf_counter()
+        self._mark("pause %.6f" % self.paused_at)
 
     def resume(self):
-        self.paused += time.perf_counter() - self.paused_at
+        t = time.perf_counter()
+        self._mark("resume %.6f" % t)
+        self.paused += t - self.paused_at
+
+    def stop(self):
+        """Training is over: logs the end (now() keeps its meaning)."""
+        self._mark("end %.6f" % time.perf_counter())
+        if self.log:
+            self.log.close()
+            self.log = None
 
 
 CSV_COLUMNS = ["iter", "wall_s", "iter_ms", "comm_ms", "compute_ms", "train_loss", "test_acc",
@@ -427,7 +459,7 @@ def train(args, comm):
     run = Run(args, comm)
     run.warm_up()
     log = IterationLog(args.csv if comm.rank == 0 else None, run.lib)
-    clock = Clock()
+    clock = Clock(args.clock_file if comm.rank == 0 else None)
     reached = None  # (training time, iteration) of the first evaluation at the target
     acc = drift = None
     stop_at = args.max_iters
@@ -454,6 +486,7 @@ def train(args, comm):
             drift = row_drift = replica_drift(comm, run.model)
         log.add(it, wall, (wall - t_start) * 1000.0, comm_ms, loss, row_acc, row_drift)
         clock.resume()
+    clock.stop()
     log.close()
     report(args, run, log, clock, reached, acc, drift, it)
 
