@@ -44,6 +44,8 @@ def parse_args():
     p.add_argument("--pass", dest="pass_lines", action="append", default=[], metavar="REGEX=N",
                    help="exactly N stdout lines match REGEX, which must start with ^PASS (the "
                         "default, for a job expected to exit 0, is at least one '^PASS' line)")
+    p.add_argument("--stat", action="append", default=[], metavar="COUNTER=N",
+                   help="the 'optireduce[0] stats:' line (OPTIREDUCE_STATS=1) shows COUNTER=N")
     p.add_argument("--stats-line", action="store_true",
                    help="the 'optireduce[0] stats:' line must match EXPECTED_TOTALS")
     p.add_argument("--stats-file", metavar="PATH",
@@ -95,6 +97,18 @@ def check_stats_line(stderr, totals, problems):
     if int(got.get("ranks", -1)) != totals["ranks"]:
         problems.append(f"stats line: ranks={got.get('ranks')}, job has {totals['ranks']}")
     check_counters("stats line", got, totals, problems)
+
+
+def check_stat_values(stderr, specs, problems):
+    lines = [l for l in stderr.splitlines() if re.search(r"optireduce\[0\] stats: ranks=", l)]
+    if len(lines) != 1:
+        problems.append(f"--stat: expected one 'optireduce[0] stats: ranks=' line, found {len(lines)}")
+        return
+    got = fields(lines[0])
+    for spec in specs:
+        name, _, want = spec.partition("=")
+        if got.get(name) != want:
+            problems.append(f"stats line: {name}={got.get(name)}, expected {want}")
 
 
 def check_stats_file(path, totals, ranks, problems):
@@ -180,6 +194,8 @@ def main():
     if args.expect_exit == "nonzero" and run.returncode == 0:
         problems.append("exit status 0, expected a failure")
     check_verdicts(args, run, problems)
+    if args.stat:
+        check_stat_values(run.stderr, args.stat, problems)
     for text in args.stderr_has:
         if text not in run.stderr:
             problems.append(f"stderr lacks {text!r}")
