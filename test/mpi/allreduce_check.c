@@ -196,6 +196,16 @@ static void body_large_count(void) {
                  FORM_LARGE_COUNT, 9903);
     call_start(&c);
     call_verify(&c);
+    call_prepare(&c, "Iallreduce_c float", MPI_COMM_WORLD, ELEM_FLOAT, MPI_FLOAT, MPI_SUM, 100000,
+                 0, FORM_NONBLOCKING_LARGE_COUNT, 9904);
+    call_start(&c);
+    call_wait(&c);
+    call_verify(&c);
+    call_prepare(&c, "Iallreduce_c float in place", MPI_COMM_WORLD, ELEM_FLOAT, MPI_FLOAT, MPI_SUM,
+                 4099, 1, FORM_NONBLOCKING_LARGE_COUNT, 9905);
+    call_start(&c);
+    call_wait(&c);
+    call_verify(&c);
 }
 #endif
 

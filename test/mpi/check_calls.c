@@ -74,12 +74,14 @@ static int nonblocking_on_engine(void) {
 
 static int float_sum(MPI_Datatype type, MPI_Op op) { return op == MPI_SUM && type == MPI_FLOAT; }
 
+static int nonblocking(call_form_t form) { return form == FORM_NONBLOCKING || form == FORM_NONBLOCKING_LARGE_COUNT; }
+
 static void tally_form(MPI_Comm comm, MPI_Datatype type, MPI_Op op, size_t count,
                        call_form_t form) {
     /* Only the predefined MPI_FLOAT with MPI_SUM is a candidate; the others are plain
      * pass-through, while a candidate the engine does not take is also a fallback. */
     int candidate = float_sum(type, op);
-    int engine = candidate && engine_expected(comm, count) && (form != FORM_NONBLOCKING || nonblocking_on_engine());
+    int engine = candidate && engine_expected(comm, count) && (!nonblocking(form) || nonblocking_on_engine());
     tally_add(&g_case_tally, engine, candidate, (uint64_t)count * 4u);
     tally_add(&g_run_tally, engine, candidate, (uint64_t)count * 4u);
 }
@@ -123,6 +125,7 @@ static void reference(checked_call_t *c, void *buf) {
             break;
         }
         case FORM_LARGE_COUNT:
+        case FORM_NONBLOCKING_LARGE_COUNT:
 #if MPI_VERSION >= 4
             PMPI_Allreduce_c(send, buf, (MPI_Count)c->count, c->type, c->op, c->comm);
 #else
@@ -150,7 +153,7 @@ void call_prepare(checked_call_t *c, const char *what, MPI_Comm comm, elem_kind_
     PMPI_Type_size(type, &type_size);
     c->bytes = count * (size_t)type_size;
     c->on_engine = float_sum(type, op) && engine_expected(comm, count) &&
-                   (form != FORM_NONBLOCKING || nonblocking_on_engine());
+                   (!nonblocking(form) || nonblocking_on_engine());
 
     c->orig = xmalloc(c->bytes);
     fill(c, seed, rank);
@@ -188,12 +191,17 @@ void call_start(checked_call_t *c) {
             rc = MPI_Allreduce_c(c->send, c->recv, (MPI_Count)c->count, c->type, c->op, c->comm);
 #endif
             break;
+        case FORM_NONBLOCKING_LARGE_COUNT:
+#if MPI_VERSION >= 4
+            rc = MPI_Iallreduce_c(c->send, c->recv, (MPI_Count)c->count, c->type, c->op, c->comm, &c->req);
+#endif
+            break;
     }
     if (rc != MPI_SUCCESS) check_fail("%s: returned error %d", c->what, rc);
 }
 
 void call_wait(checked_call_t *c) {
-    if (c->form != FORM_NONBLOCKING) return;
+    if (!nonblocking(c->form)) return;
     int rc = MPI_Wait(&c->req, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) check_fail("%s: MPI_Wait returned error %d", c->what, rc);
     if (c->req != MPI_REQUEST_NULL) check_fail("%s: MPI_Wait left the request active", c->what);

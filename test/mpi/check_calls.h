@@ -29,7 +29,8 @@ extern check_tally_t g_run_tally;  /* the whole run, for the finalize summary ch
 
 typedef enum { ELEM_FLOAT, ELEM_DOUBLE, ELEM_INT } elem_kind_t;
 
-typedef enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_LARGE_COUNT } call_form_t;
+/* FORM_LARGE_COUNT: MPI_Allreduce_c; FORM_NONBLOCKING_LARGE_COUNT: MPI_Iallreduce_c (MPI 4). */
+typedef enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_LARGE_COUNT, FORM_NONBLOCKING_LARGE_COUNT } call_form_t;
 
 typedef struct checked_call {
     const char *what;
