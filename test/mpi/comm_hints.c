@@ -11,7 +11,7 @@
  *   switch    the "optireduce" hint off then on again, blocking and nonblocking calls
  *   min_bytes optireduce_min_bytes=1M sends a 64 KiB call to MPI where a communicator without
  *             hints runs it on the engine; set before and after the engine state exists
- *   dup       MPI_Comm_dup keeps the hints, MPI_Comm_dup_with_info replaces them
+ *   dup       MPI_Comm_dup and MPI_Comm_idup keep the hints, MPI_Comm_dup_with_info replaces them
  *   api       optireduce_comm_enable off and on, its return values
  *   mismatch  ranks give optireduce_min_bytes different values: fallback (the test harness
  *             counts the one warning), then identical values turn the engine back on
@@ -158,9 +158,16 @@ static void case_dup(void) {
     call(off, k64KiB, 0, FALLBACK, 1, "dup_with_info optireduce=off");
     MPI_Comm_dup(off, &copy);
     call(copy, k64KiB, 0, FALLBACK, 1, "MPI_Comm_dup of an off communicator");
+    /* MPI_Comm_idup copies the attributes too, once the request completed. */
+    MPI_Comm icopy;
+    MPI_Request req;
+    MPI_Comm_idup(off, &icopy, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    call(icopy, k64KiB, 0, FALLBACK, 1, "MPI_Comm_idup of an off communicator");
     replaced = dup_with(off, NULL, NULL);
     call(replaced, k64KiB, 0, ENGINE, 1, "dup_with_info (no hints) of an off communicator");
     MPI_Comm_free(&replaced);
+    MPI_Comm_free(&icopy);
     MPI_Comm_free(&copy);
     MPI_Comm_free(&off);
 }
