@@ -20,8 +20,13 @@ Groups:
 Every result is compared with the exact sum: the data are small integers, so any summation
 order gives the same float32 bits. OPTIREDUCE_MODE=exact (and a native run) must match bit for
 bit. Bounded mode (the default) must match within float tolerance (its randomized Hadamard
-transform rounds); a mismatch there is tolerated only if the library's counters show that some
-rank lost entries during the run, and is then reported as such.
+transform rounds) unless entries were lost, and then only as far as the library said: every
+entry finite, and the relative error ||result - exact|| / ||result|| within ESTIMATE_FACTOR times
+the error estimates the library reported for the calls (see check_result; calls of fewer than
+TINY floats, whose estimate rests on a sample of a few values, need only some rank to have lost
+entries). A buffer the call never wrote therefore fails: NaN and zeros always, the input left in
+place (TINY floats or more) unless the library itself estimated that call's result a third or more
+wrong. Tolerated results are reported as such.
 
 With the library (--expect-library), every call's optireduce_get_stats() delta is checked:
 eligible float32 SUM calls must add exactly their number to engine_calls and nothing to
@@ -31,6 +36,7 @@ optireduce_last_op() of their communicator. --expect-bounded: every engine call 
 bounded (with deadlines: bounded_calls), as over the kernel UDP channel. Each failure prints a line starting "FAIL "; the job
 exits nonzero if any rank failed.
 """
+import ctypes
 import os
 import sys
 import time
@@ -38,7 +44,7 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from optireduce_ctypes import Library, delta, lost
+from optireduce_ctypes import Library, Stats, delta, lost
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
@@ -49,7 +55,9 @@ BIT_EXACT = (not LIB) or MODE in ("exact", "off")
 POLL_LIMIT_S = 60.0
 
 failures = []
-suspects = []  # bounded mode: results off by more than rounding (acceptable only with loss)
+# Bounded mode: results of fewer than TINY floats off by more than the library estimated
+# (acceptable only if some rank lost entries, judged at the end).
+suspects = []
 checks = {"results": 0, "stats": 0}
 engine_calls_seen = [0]
 loss_seen = [0]
@@ -59,6 +67,34 @@ totals = {"bounded_calls": 0, "hadamard_calls": 0, "nonblocking_calls": 0}
 def fail(msg):
     failures.append(msg)
     print("FAIL rank %d: %s" % (rank, msg), flush=True)
+
+
+# --- the library's error estimates ---------------------------------------------------------
+# optireduce_get_stats' error_estimate_sum (a double, which Library.read() leaves out): the sum of
+# the error estimates of every bounded operation this rank ran. Each estimate is >= 0, so the
+# growth since a mark bounds the estimate of every call made since then.
+_get_stats = getattr(ctypes.CDLL(None), "optireduce_get_stats", None) if LIB else None
+if _get_stats is not None:
+    _get_stats.argtypes = [ctypes.c_void_p]
+    _get_stats.restype = ctypes.c_int
+_stats_buf = ctypes.create_string_buffer(ctypes.sizeof(Stats) + 1024)
+estimate_mark = [0.0]  # set when each Counters block begins
+
+
+def estimate_sum():
+    if _get_stats is None or _get_stats(_stats_buf) != 0:
+        return 0.0
+    return Stats.from_buffer_copy(_stats_buf).error_estimate_sum
+
+
+# The error estimate is designed to be within a factor of 2 of the actual error (optireduce.h):
+# 3 leaves room. A buffer the call never wrote is off by ||result - exact|| / ||result|| = infinity
+# (zero-filled) or about sqrt(N - 1) (in place, left as this rank's input: 1.7 at 4 ranks, 1 for
+# the two-rank halves), so the latter passes only where the library itself estimated its result a
+# third or more wrong (at 4 ranks: over half wrong).
+ESTIMATE_FACTOR = 3.0
+ROUNDING_REL = 1e-5
+TINY = 64  # floats: below this the estimate rests on a sample of a few values
 
 
 # --- data ------------------------------------------------------------------------------------
@@ -88,16 +124,35 @@ def check_result(what, got, want):
                  % (what, len(bad), got.size, bad[0] if len(bad) else "-0?",
                     got[bad[0]] if len(bad) else got[0], want[bad[0]] if len(bad) else want[0]))
         return
-    # Bounded mode: the Hadamard transform rounds; nothing else may differ without a loss.
+    # Bounded mode: the Hadamard transform rounds; nothing else may differ without a loss, and
+    # then only as far as the library's own error estimate for the call says.
     if not np.all(np.isfinite(got)):
         fail("%s: non-finite entries in the result" % what)
         return
     err = np.abs(got.astype(np.float64) - want)
     scale = max(1.0, float(np.abs(want).max()) if want.size else 1.0)
     norm = float(np.linalg.norm(want.astype(np.float64))) or 1.0
-    if err.max() > 1e-4 * scale or float(np.linalg.norm(err)) / norm > 1e-5:
-        suspects.append("%s: max abs error %.3g (scale %g), relative error %.3g"
-                        % (what, err.max(), scale, float(np.linalg.norm(err)) / norm))
+    rel = float(np.linalg.norm(err)) / norm
+    if err.max() <= 1e-4 * scale and rel <= ROUNDING_REL:
+        return
+    # The library's estimate is of ||result - exact|| / ||result|| (a zero result: infinite), for
+    # every call since the current Counters block began, this one included.
+    got_norm = float(np.linalg.norm(got.astype(np.float64)))
+    rel_got = float(np.linalg.norm(err)) / got_norm if got_norm > 0 else float("inf")
+    estimate = estimate_sum() - estimate_mark[0]
+    allowed = ESTIMATE_FACTOR * estimate + ROUNDING_REL
+    msg = ("%s: max abs error %.3g (scale %g), relative error %.3g (%.3g of the result); the "
+           "library's error estimate %.3g" % (what, err.max(), scale, rel, rel_got, estimate))
+    if rel_got <= allowed:
+        print("TOLERATED rank %d: %s, within %g times it" % (rank, msg, ESTIMATE_FACTOR),
+              flush=True)
+    elif got.size < TINY and rel_got < float("inf"):
+        # A few floats: the library's estimate rests on a sample of the ranks' spread over those
+        # few (all alike, it is 0 for a sum that lost a term). Loss somewhere must explain it
+        # (main()); a zero result never.
+        suspects.append(msg)
+    else:
+        fail("%s: over %g times it" % (msg, ESTIMATE_FACTOR))
 
 
 # --- counters --------------------------------------------------------------------------------
@@ -110,6 +165,7 @@ class Counters:
 
     def __enter__(self):
         self.before = lib.read()
+        estimate_mark[0] = estimate_sum()
         return self
 
     def __exit__(self, *exc):
@@ -478,8 +534,8 @@ def main():
     total_loss = comm.allreduce(loss_seen[0])
     for s in suspects:
         if total_loss:
-            print("TOLERATED rank %d (%d entries lost in the job): %s" % (rank, total_loss, s),
-                  flush=True)
+            print("TOLERATED rank %d (%d entries lost in the job): %s (a few floats)"
+                  % (rank, total_loss, s), flush=True)
         else:
             fail("%s, and no rank lost anything" % s)
     if "--expect-bounded" in args and totals["bounded_calls"] != engine_calls_seen[0]:
