@@ -20,17 +20,6 @@
 #include <thread>
 
 namespace optireduce {
-namespace {
-
-double ms_between(Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-Clock::time_point after_ms(Clock::time_point t, double ms) {
-    return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
-}
-
-}  // namespace
 
 BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, std::uint32_t seq,
                                    const float *in, float *out)
@@ -54,7 +43,6 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
     rx_.seq = seq_;
     rx_.floats_per_datagram = F;
     rx_.size_for(static_cast<std::size_t>(N));
-    lost_whole_.assign(static_cast<std::size_t>(N), 0);
     std::vector<std::uint32_t> chunks[2];
     for (int p = 0; p < 2; ++p) {
         rx_.dest[p].assign(static_cast<std::size_t>(N), nullptr);
@@ -108,10 +96,11 @@ void BoundedOperation::run() {
     if (layout_.transform)
         encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
     const Clock::time_point start1 = Clock::now();
-    start_[0] = start1;
-    deadline_ms_[0] = b_.deadlines.deadline_ms(bytes, 1);
-    deadline_ms_[1] = b_.deadlines.deadline_ms(bytes, 2);
-    straggler_ms_ = b_.stragglers.bound_ms();
+    PhaseClock &clock1 = clock_[0];
+    clock1.start = start1;
+    clock1.deadline_ms[0] = b_.deadlines.deadline_ms(bytes, 1);
+    clock1.deadline_ms[1] = b_.deadlines.deadline_ms(bytes, 2);
+    clock1.straggler_ms = b_.stragglers.bound_ms();
     // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
     // clocks, from their own phase starts, so ours says nothing about when they stop listening.
     // (The settings, not the configuration: a communicator's hint may pin its deadline.)
@@ -140,9 +129,12 @@ void BoundedOperation::run() {
     reduce_own_shard(gather);
 
     const Clock::time_point start2 = Clock::now();
-    start_[1] = start2;
-    rs_all_started_ = start_[0];
-    for (const Clock::time_point t : rx_.started[0]) rs_all_started_ = std::max(rs_all_started_, t);
+    PhaseClock &clock2 = clock_[1];
+    clock2 = clock1;
+    clock2.phase = 1;
+    clock2.start = start2;
+    clock2.rs_all_started = start1;
+    for (const Clock::time_point t : rx_.started[0]) clock2.rs_all_started = std::max(clock2.rs_all_started, t);
     gather.set_shard_error(own_shard_error_);
     gather.set_early(false);
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
@@ -199,38 +191,23 @@ void BoundedOperation::ask_repairs(const std::vector<std::pair<std::size_t, std:
             OPTIREDUCE_LOG(debug, "op %u: %s", seq_, e.c_str());
 }
 
-Clock::time_point BoundedOperation::sender_end(int phase, std::size_t s) const {
-    const Clock::time_point started = rx_.started[phase][s];
-    if (phase == 0) {
-        // Started: the deadline bounds how long its data take on the network from there.
-        if (started != Clock::time_point{}) return after_ms(started, deadline_ms_[0]);
-        // Silent here, but its all-gather is arriving: it started long ago (it sends its
-        // reduce-scatter before anything else), and its stream to us was lost on the way. Waiting
-        // for it is waiting for loss: it gets the deadline from that evidence, not the straggler
-        // bound. (A short stream, one or two datagrams, is lost whole often enough at 1-2% loss,
-        // and the bound is up to seconds.)
-        const Clock::time_point gathered = rx_.last_from[1][s];
-        if (gathered != Clock::time_point{}) return after_ms(std::max(start_[0], gathered), deadline_ms_[0]);
-        // Not started: still computing, or preempted. It is waited for up to the straggler
-        // bound, from our own start (never less than the deadline: a peer a little behind us
-        // is not a straggler).
-        return after_ms(start_[0], std::max(straggler_ms_, deadline_ms_[0]));
-    }
-    // The all-gather. An owner sends the rest of its shard once its own reduce-scatter closed,
-    // which is once the data of the last rank to start have arrived: no later than that start
-    // (as seen here) + the reduce-scatter deadline, as for us. Its data then get the all-gather
-    // deadline, and never less than that from its first datagram after its reduce-scatter.
-    // Plus the owner's turnaround (woken, reduce, send): on a host whose cores are shared it
-    // waits for one for milliseconds, longer than a small message's deadlines.
-    Clock::time_point end = after_ms(std::max(start_[1], rs_all_started_),
-                                     deadline_ms_[0] + deadline_ms_[1] + kOwnerTurnaroundMs);
-    if (started != Clock::time_point{}) end = std::max(end, after_ms(started, deadline_ms_[1]));
-    return end;
+void BoundedOperation::read_facts(int phase) {
+    const ChunkBitmap &map = rx_.map[phase];
+    std::vector<SenderFacts> &facts = facts_[phase];
+    facts.resize(static_cast<std::size_t>(comm_.size));
+    for (std::size_t s = 0; s < facts.size(); ++s)
+        facts[s] = {map.chunks(s), map.received(s), rx_.started[phase][s], phase == 0 ? rx_.last_from[1][s] : Clock::time_point{}};
 }
 
-BoundedOperation::Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
-    const Clock::time_point start = start_[phase];
-    const ChunkBitmap &map = rx_.map[phase];
+LinkQuiet BoundedOperation::link_quiet(int phase) const {
+    if (!rx_.map[phase].all_tails()) return {};
+    const Clock::time_point last = rx_.last_arrival[phase];
+    return {true, last, b_.deadlines.quiet_ms(n_ * sizeof(float), phase + 1, ms_between(clock_[phase].start, last))};
+}
+
+Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
+    const Clock::time_point start = clock_[phase].start;
+    PhaseCloser &closer = closer_[phase] = PhaseCloser(clock_[phase]);
     // The waiting thread drains the endpoint itself: it is on a core already, while the progress
     // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
     // longer than a whole deadline. It spins while datagrams keep coming; after kSpin without
@@ -247,43 +224,20 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, StreamSender *ga
     for (;;) {
         now = Clock::now();
         if (gather) ready.swap(rx_.ready);
-        if (map.complete()) {
-            how = Close::complete;
+        read_facts(phase);
+        const CloseDecision d = closer.decide(facts_[phase], rx_.map[phase].complete(), link_quiet(phase), now);
+        if (d.kind == CloseDecision::Kind::close) {
+            how = d.how;
             break;
         }
-        // Each sender still missing datagrams is waited for until its own end (its clock starts
-        // when it does): the phase closes when every one of them is past it.
-        Clock::time_point close_at = start;
-        for (std::size_t s = 0; s < static_cast<std::size_t>(comm_.size); ++s)
-            if (map.received(s) < map.chunks(s)) close_at = std::max(close_at, sender_end(phase, s));
-        if (now >= close_at) {
-            how = Close::deadline;
-            break;
+        if (d.kind == CloseDecision::Kind::ask_repair) {
+            collect_repairs(asks);  // under the lock: the router writes the map
+            lock.unlock();
+            ask_repairs(asks);
+            lock.lock();
+            continue;
         }
-        Clock::time_point wake = close_at;
-        if (map.all_tails()) {
-            // Every sender's last datagrams are here, so the rest of what is missing was lost,
-            // not late: once the link has been quiet a while, waiting longer buys nothing.
-            const double quiet_ms =
-                b_.deadlines.quiet_ms(n_ * sizeof(float), phase + 1, ms_between(start, rx_.last_arrival[phase]));
-            const Clock::time_point quiet_until = after_ms(rx_.last_arrival[phase], quiet_ms);
-            if (now >= quiet_until && phase == 1 && !repair_asked_) {
-                // All-gather holes make replicas differ: ask their owners once, and give the
-                // answers a few quiet times (never past the senders' deadlines).
-                repair_asked_ = true;
-                repair_until_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet_ms)));
-                collect_repairs(asks);  // under the lock: the router writes the map
-                lock.unlock();
-                ask_repairs(asks);
-                lock.lock();
-                continue;
-            }
-            if (now >= quiet_until && (!repair_asked_ || now >= repair_until_)) {
-                how = Close::early;
-                break;
-            }
-            wake = std::min(wake, now >= quiet_until ? repair_until_ : quiet_until);
-        }
+        const Clock::time_point wake = d.until;
         lock.unlock();
         if (gather) pipeline(*gather, ready);
         const int got = drain();
@@ -304,14 +258,12 @@ BoundedOperation::Close BoundedOperation::wait_phase(int phase, StreamSender *ga
         lock.lock();
     }
     rx_.open[phase] = false;  // from here on the router counts this phase's datagrams as late
-    if (phase == 0) {
-        // Under the lock: the router is still writing the all-gather's arrivals.
-        for (std::size_t s = 0; s < static_cast<std::size_t>(comm_.size); ++s)
-            lost_whole_[s] = rx_.started[0][s] == Clock::time_point{} && rx_.last_from[1][s] != Clock::time_point{};
-    }
+    // Under the lock: in the reduce-scatter the router is still writing the all-gather's
+    // arrivals, which say whether a silent sender had started (finish_phase).
+    read_facts(phase);
     rx_.closed_at[phase] = now;
     rx_.near_window[phase] = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double, std::milli>(deadline_ms_[phase]));
+        std::chrono::duration<double, std::milli>(clock_[phase].deadline_ms[phase]));
     phase_ms_[phase] = ms_between(start, now);
     last_arrival_ms_[phase] = rx_.last_arrival[phase] > start ? ms_between(start, rx_.last_arrival[phase]) : 0;
     return how;
@@ -440,7 +392,7 @@ void BoundedOperation::finish_phase(int phase, Close how) {
                    "op %u phase %d: %s after %.3f ms (deadline %.3f ms per sender, straggler bound %.3f ms), last "
                    "arrival %.3f ms, %llu/%llu chunks",
                    seq_, phase + 1, how == Close::complete ? "complete" : how == Close::early ? "early close" : "deadline",
-                   phase_ms_[phase], deadline_ms_[phase], straggler_ms_, last_arrival_ms_[phase],
+                   phase_ms_[phase], clock_[phase].deadline_ms[phase], clock_[phase].straggler_ms, last_arrival_ms_[phase],
                    static_cast<unsigned long long>(map.received_total()), static_cast<unsigned long long>(map.expected()));
     // The deadline learns how long each sender's data took from its own start (a late starter's
     // compute is the straggler bound's business); senders never started tell it nothing.
@@ -454,7 +406,7 @@ void BoundedOperation::finish_phase(int phase, Close how) {
             // A straggler is a peer silent in the reduce-scatter; an owner whose all-gather
             // did not start in time is late on the network like any other.
             // One whose all-gather we heard started: its stream was lost, it was not late.
-            if (phase == 0 && map.received(i) < map.chunks(i) && how == Close::deadline && !lost_whole_[i]) {
+            if (closer_[phase].written_off(facts_[phase][i], how)) {
                 wrote_off_ = true;
                 bump(ps.stragglers_written_off);
             }
@@ -516,7 +468,7 @@ void BoundedOperation::learn() {
     // A start flagged wire::kWaited (ours too, when we waited) was delayed by that rank's wait
     // for a straggler of the previous operation: it may be the earliest start but not the
     // latest, or each write-off would teach the bound a lateness as long as the bound itself.
-    Clock::time_point first = start_[0], last = b_.waited ? Clock::time_point{} : start_[0];
+    Clock::time_point first = clock_[0].start, last = b_.waited ? Clock::time_point{} : clock_[0].start;
     for (std::size_t s = 0; s < rx_.started[0].size(); ++s) {
         const Clock::time_point started = rx_.started[0][s];
         if (started == Clock::time_point{}) continue;

@@ -28,6 +28,7 @@
 #include "engine/comm_state.hpp"
 #include "engine/dgram_router.hpp"
 #include "engine/op_report.hpp"
+#include "engine/phase_closer.hpp"
 #include "engine/stream_sender.hpp"
 
 #include <cstddef>
@@ -55,23 +56,20 @@ public:
     const OpReport &report() const { return report_; }
 
 private:
-    enum class Close { complete, early, deadline };
     wire::Header phase_header(int phase) const;  // what every datagram of the phase shares
     int drain();  // DgramEndpoint::poll into the router
-    // Waits for the phase to close. In the reduce-scatter, `gather` gets each chunk of our shard
-    // whose contributions are all in, reduced, and sends it on (pipelined phases).
+    // Waits for the phase to close, as closer_[phase] decides (engine/phase_closer.hpp). In the
+    // reduce-scatter, `gather` gets each chunk of our shard whose contributions are all in,
+    // reduced, and sends it on (pipelined phases).
     Close wait_phase(int phase, StreamSender *gather);
-    // When `phase` may close at the latest as far as sender s is concerned: in the
-    // reduce-scatter its deadline from its first datagram, or, while it has not started, the
-    // straggler bound; in the all-gather both deadlines after the last reduce-scatter start.
-    Clock::time_point sender_end(int phase, std::size_t s) const;
+    // The closer's inputs, read from the receive state under the router's lock.
+    void read_facts(int phase);
+    LinkQuiet link_quiet(int phase) const;
     void pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
     // Phase-2 repair: the all-gather chunks missing from each owner (under the router's lock),
     // then one request to each (without it).
     void collect_repairs(std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks) const;
     void ask_repairs(const std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks);
-    static constexpr double kRepairMinMs = 2, kRepairQuiets = 4;
-    static constexpr double kOwnerTurnaroundMs = 5;
     // The chunks of our shard not reduced while the phase ran, estimated where contributions
     // are missing; each is handed to `gather`.
     void reduce_own_shard(StreamSender &gather);
@@ -103,16 +101,10 @@ private:
     // Per peer and phase: what we sent, for the pacer.
     std::vector<std::uint64_t> sent_bytes_;
     std::vector<double> send_seconds_;
-    Clock::time_point start_[2]{};  // of each phase, at this rank
-    Clock::time_point rs_all_started_{};  // the last reduce-scatter start seen here, ours included
-    double deadline_ms_[2] = {0, 0};  // per sender, from its start
-    double straggler_ms_ = 0;         // for a peer that has not started
+    PhaseClock clock_[2];          // each phase's, set when it starts
+    PhaseCloser closer_[2];
+    std::vector<SenderFacts> facts_[2];  // per sender; at the phase's close, as it closed
     bool wrote_off_ = false;          // a peer that never started was written off
-    // Per peer, at the reduce-scatter's close: silent in it, but its all-gather arrived (its
-    // stream to us was lost whole: a loss, not a straggler).
-    std::vector<std::uint8_t> lost_whole_;
-    bool repair_asked_ = false;       // phase-2 repair requested; answers awaited until:
-    Clock::time_point repair_until_{};
     double phase_ms_[2] = {0, 0};
     double last_arrival_ms_[2] = {0, 0};
     // Error bookkeeping (squared, absolute, in the wire domain, whose norm is the result's:

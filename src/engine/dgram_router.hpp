@@ -7,6 +7,7 @@
 #pragma once
 
 #include "engine/chunk_bitmap.hpp"
+#include "engine/clock.hpp"
 #include "engine/fault_rng.hpp"
 #include "transport/wire_header.hpp"
 
@@ -26,8 +27,6 @@
 #include <vector>
 
 namespace optireduce {
-
-using Clock = std::chrono::steady_clock;
 
 // The receive state of one open operation. Written by the router under its mutex; the owning
 // operation reads it under the same mutex (or after closing the phase, without it).

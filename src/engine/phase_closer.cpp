@@ -1,0 +1,65 @@
+#include "engine/phase_closer.hpp"
+
+#include <algorithm>
+
+namespace optireduce {
+
+Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
+    const double rs_ms = clock_.deadline_ms[0], ag_ms = clock_.deadline_ms[1];
+    if (clock_.phase == 0) {
+        // Started: the deadline bounds how long its data take on the network from there.
+        if (s.started != Clock::time_point{}) return after_ms(s.started, rs_ms);
+        // Silent here, but its all-gather is arriving: it started long ago (it sends its
+        // reduce-scatter before anything else), and its stream to us was lost on the way. Waiting
+        // for it is waiting for loss: it gets the deadline from that evidence, not the straggler
+        // bound. (A short stream, one or two datagrams, is lost whole often enough at 1-2% loss,
+        // and the bound is up to seconds.)
+        if (s.gathered != Clock::time_point{}) return after_ms(std::max(clock_.start, s.gathered), rs_ms);
+        // Not started: still computing, or preempted. It is waited for up to the straggler
+        // bound, from our own start (never less than the deadline: a peer a little behind us
+        // is not a straggler).
+        return after_ms(clock_.start, std::max(clock_.straggler_ms, rs_ms));
+    }
+    // The all-gather. An owner sends the rest of its shard once its own reduce-scatter closed,
+    // which is once the data of the last rank to start have arrived: no later than that start
+    // (as seen here) + the reduce-scatter deadline, as for us. Its data then get the all-gather
+    // deadline, and never less than that from its first datagram after its reduce-scatter.
+    Clock::time_point end =
+        after_ms(std::max(clock_.start, clock_.rs_all_started), rs_ms + ag_ms + kOwnerTurnaroundMs);
+    if (s.started != Clock::time_point{}) end = std::max(end, after_ms(s.started, ag_ms));
+    return end;
+}
+
+CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,
+                                  Clock::time_point now) {
+    if (complete) return {CloseDecision::Kind::close, Close::complete, {}};
+    // Each sender still missing chunks is waited for until its own end (its clock starts when it
+    // does): the phase closes when every one of them is past it.
+    Clock::time_point close_at = clock_.start;
+    for (const SenderFacts &s : senders)
+        if (s.missing()) close_at = std::max(close_at, sender_end(s));
+    if (now >= close_at) return {CloseDecision::Kind::close, Close::deadline, {}};
+    if (!quiet.all_tails) return {CloseDecision::Kind::wait, Close::complete, close_at};
+    // Every sender's last datagrams are here, so the rest of what is missing was lost, not late:
+    // once the link has been quiet a while, waiting longer buys nothing.
+    const Clock::time_point quiet_until = after_ms(quiet.last_arrival, quiet.quiet_ms);
+    if (now < quiet_until) return {CloseDecision::Kind::wait, Close::complete, std::min(close_at, quiet_until)};
+    if (clock_.phase == 1 && !repair_asked_) {
+        // All-gather holes make replicas differ: ask their owners once, and give the answers a
+        // few quiet times (never past the senders' ends).
+        repair_asked_ = true;
+        repair_until_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));
+        return {CloseDecision::Kind::ask_repair, Close::complete, repair_until_};
+    }
+    if (!repair_asked_ || now >= repair_until_) return {CloseDecision::Kind::close, Close::early, {}};
+    return {CloseDecision::Kind::wait, Close::complete, std::min(close_at, repair_until_)};
+}
+
+bool PhaseCloser::written_off(const SenderFacts &s, Close how) const {
+    // One whose all-gather we heard started: its stream was lost, it was not late. An owner
+    // whose all-gather did not start in time is late on the network like any other.
+    return clock_.phase == 0 && how == Close::deadline && s.missing() && s.started == Clock::time_point{} &&
+           s.gathered == Clock::time_point{};
+}
+
+}  // namespace optireduce

@@ -1,0 +1,82 @@
+// When a phase of a bounded operation ends (docs/architecture.md, "The life of one bounded
+// operation"): a pure function of what each sender has delivered, the phase's clock and the time,
+// so every rule can be tested with a made-up clock. It reads no router and takes no lock: the
+// operation copies the facts out of its receive state under the router's lock and acts on the
+// decision.
+//
+// A phase closes when every expected chunk arrived (complete); when every sender still missing
+// chunks is past its own end (deadline: see sender_end); or early, once every sender's last
+// datagram arrived and the link has been quiet for a while (the rest was lost, not late). In
+// the all-gather, before closing early, the missing chunks are asked for again once (phase-2
+// repair), and the answers get a few quiet times, never past the senders' ends.
+#pragma once
+
+#include "engine/clock.hpp"
+
+#include <cstdint>
+#include <span>
+
+namespace optireduce {
+
+enum class Close { complete, early, deadline };
+
+// What one sender has delivered in this phase, as the router recorded it.
+struct SenderFacts {
+    std::uint32_t chunks = 0;      // expected from it (0: nothing, e.g. this rank itself)
+    std::uint32_t received = 0;
+    Clock::time_point started{};   // its clock: its first datagram of the phase (none: time_point{})
+    Clock::time_point gathered{};  // reduce-scatter only: its latest all-gather datagram, if any
+    bool missing() const { return received < chunks; }
+};
+
+// The phase's clock at this rank.
+struct PhaseClock {
+    int phase = 0;                       // 0: reduce-scatter, 1: all-gather
+    Clock::time_point start{};           // this phase's start here
+    double deadline_ms[2] = {0, 0};      // each phase's deadline, per sender from its start
+    double straggler_ms = 0;             // how long a peer that has not started is waited for
+    Clock::time_point rs_all_started{};  // all-gather: the last reduce-scatter start seen here
+};
+
+// What the link shows, for the early close.
+struct LinkQuiet {
+    bool all_tails = false;           // every sender's last datagram arrived
+    Clock::time_point last_arrival{};  // of any datagram of the phase
+    double quiet_ms = 0;              // how long a quiet link means the rest was lost
+};
+
+struct CloseDecision {
+    enum class Kind { wait, ask_repair, close };
+    Kind kind = Kind::wait;
+    Close how = Close::complete;  // kind == close
+    Clock::time_point until{};    // kind == wait: decide again by then at the latest
+};
+
+class PhaseCloser {
+public:
+    // The owner's turnaround in the all-gather: woken, reduce, send. On a host whose cores are
+    // shared it waits for one for milliseconds, longer than a small message's deadlines.
+    static constexpr double kOwnerTurnaroundMs = 5;
+    // How long repair answers are awaited: this many quiet times, at least kRepairMinMs.
+    static constexpr double kRepairMinMs = 2, kRepairQuiets = 4;
+
+    PhaseCloser() = default;
+    explicit PhaseCloser(const PhaseClock &clock) : clock_(clock) {}
+
+    // When the phase may close at the latest as far as sender s is concerned.
+    Clock::time_point sender_end(const SenderFacts &s) const;
+    // `complete`: every expected chunk arrived. An ask_repair decision is made once per phase;
+    // the caller asks, then decides again.
+    CloseDecision decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,
+                         Clock::time_point now);
+    // After the phase closed with `how`: whether sender s is a straggler written off (silent in
+    // a reduce-scatter that closed at its deadline, with no sign that it had started).
+    bool written_off(const SenderFacts &s, Close how) const;
+
+private:
+    PhaseClock clock_;
+    bool repair_asked_ = false;
+    Clock::time_point repair_until_{};
+};
+
+}  // namespace optireduce

@@ -1,0 +1,158 @@
+// The phase-close rules (engine/phase_closer.hpp) on a made-up clock: a slow link, a late
+// starter, a dead rank, a co-tenant's burst, a lost one-datagram stream, and phase-2 repair.
+#include "engine/phase_closer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace optireduce {
+namespace {
+
+const Clock::time_point T0 = Clock::time_point{} + std::chrono::seconds(1000);
+Clock::time_point at(double ms) { return after_ms(T0, ms); }
+
+// A reduce-scatter that started at T0 here with a 10 ms deadline per phase and a 100 ms
+// straggler bound, three senders of 4 chunks (ours has none).
+PhaseClock rs_clock() {
+    PhaseClock c;
+    c.phase = 0;
+    c.start = T0;
+    c.deadline_ms[0] = c.deadline_ms[1] = 10;
+    c.straggler_ms = 100;
+    return c;
+}
+
+SenderFacts sender(std::uint32_t received, double started_ms = -1, double gathered_ms = -1) {
+    SenderFacts s;
+    s.chunks = 4;
+    s.received = received;
+    if (started_ms >= 0) s.started = at(started_ms);
+    if (gathered_ms >= 0) s.gathered = at(gathered_ms);
+    return s;
+}
+
+using Kind = CloseDecision::Kind;
+
+TEST(PhaseCloser, CompleteClosesAtOnce) {
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{sender(4, 0), sender(4, 1)};
+    const CloseDecision d = c.decide(f, true, {}, at(0.5));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::complete);
+}
+
+TEST(PhaseCloser, ASlowLinkGetsTheDeadlineFromItsOwnStart) {
+    // The sender behind a slow link started 3 ms after us and is still sending: it is waited for
+    // until 3 + 10 ms, not until our start + 10, and not for the straggler bound.
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{sender(4, 0), sender(1, 3)};
+    CloseDecision d = c.decide(f, false, {}, at(5));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(13));
+    d = c.decide(f, false, {}, at(13));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+    EXPECT_FALSE(c.written_off(f[1], d.how)) << "a slow sender that started is not a straggler";
+}
+
+TEST(PhaseCloser, ALateStarterIsWaitedForUpToTheStragglerBound) {
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{sender(4, 0), sender(0)};
+    CloseDecision d = c.decide(f, false, {}, at(50));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(100));
+    // It starts at 80 ms: from then on its own deadline counts, which ends before the bound.
+    f[1] = sender(1, 80);
+    d = c.decide(f, false, {}, at(85));
+    EXPECT_EQ(d.until, at(90));
+    d = c.decide(f, false, {}, at(90));
+    EXPECT_EQ(d.how, Close::deadline);
+    EXPECT_FALSE(c.written_off(f[1], d.how));
+}
+
+TEST(PhaseCloser, ADeadRankIsWrittenOffAtTheStragglerBound) {
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{sender(4, 0), sender(0)};
+    EXPECT_EQ(c.decide(f, false, {}, at(99.9)).kind, Kind::wait);
+    const CloseDecision d = c.decide(f, false, {}, at(100));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+    EXPECT_TRUE(c.written_off(f[1], d.how));
+    EXPECT_FALSE(c.written_off(f[0], d.how));
+}
+
+TEST(PhaseCloser, TheStragglerBoundIsNeverShorterThanTheDeadline) {
+    PhaseClock clock = rs_clock();
+    clock.straggler_ms = 0;
+    PhaseCloser c(clock);
+    std::vector<SenderFacts> f{sender(0)};
+    EXPECT_EQ(c.decide(f, false, {}, at(5)).until, at(10));
+}
+
+TEST(PhaseCloser, ALostOneDatagramStreamGetsTheDeadlineFromItsAllGather) {
+    // Silent in the reduce-scatter, but its all-gather arrived at 2 ms: its stream to us was
+    // lost whole. It gets the deadline from that evidence, not the straggler bound, and it is a
+    // loss, not a straggler.
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{sender(4, 0), sender(0, -1, 2)};
+    CloseDecision d = c.decide(f, false, {}, at(3));
+    EXPECT_EQ(d.until, at(12));
+    d = c.decide(f, false, {}, at(12));
+    EXPECT_EQ(d.how, Close::deadline);
+    EXPECT_FALSE(c.written_off(f[1], d.how));
+}
+
+TEST(PhaseCloser, ACoTenantBurstLostTheRestOnceEveryTailArrivedAndTheLinkWentQuiet) {
+    // A burst dropped some middle datagrams; every sender's last one arrived at 4 ms. After the
+    // quiet time (2 ms) the phase closes early instead of waiting for the deadline at 10 ms.
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{sender(3, 0), sender(2, 1)};
+    const LinkQuiet quiet{true, at(4), 2};
+    CloseDecision d = c.decide(f, false, quiet, at(5));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(6));
+    d = c.decide(f, false, quiet, at(6));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::early);
+    // Without every tail, the same quiet link is waited on until the deadline.
+    PhaseCloser c2(rs_clock());
+    d = c2.decide(f, false, {false, at(4), 2}, at(6));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(11));
+}
+
+TEST(PhaseCloser, AllGatherHolesAreAskedForOnceThenAwaitedAFewQuietTimes) {
+    PhaseClock clock = rs_clock();
+    clock.phase = 1;
+    clock.start = at(20);
+    clock.rs_all_started = at(2);
+    PhaseCloser c(clock);
+    std::vector<SenderFacts> f{sender(3, 21), sender(4, 21)};
+    const LinkQuiet quiet{true, at(22), 1};
+    CloseDecision d = c.decide(f, false, quiet, at(23));
+    EXPECT_EQ(d.kind, Kind::ask_repair);
+    // Answers are awaited max(2 ms, 4 quiet times) = 4 ms from now.
+    EXPECT_EQ(d.until, at(27));
+    d = c.decide(f, false, quiet, at(24));
+    EXPECT_EQ(d.kind, Kind::wait) << "repair is asked once";
+    EXPECT_EQ(d.until, at(27));
+    d = c.decide(f, false, quiet, at(27));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::early);
+}
+
+TEST(PhaseCloser, AllGatherSendersEndAfterBothDeadlinesFromTheLastStartPlusTurnaround) {
+    PhaseClock clock = rs_clock();
+    clock.phase = 1;
+    clock.start = at(8);
+    clock.rs_all_started = at(12);  // a peer started its reduce-scatter after we started ours
+    PhaseCloser c(clock);
+    EXPECT_EQ(c.sender_end(sender(0)), at(12 + 10 + 10 + PhaseCloser::kOwnerTurnaroundMs));
+    // A sender whose all-gather started late gets the deadline from its start.
+    EXPECT_EQ(c.sender_end(sender(1, 40)), at(50));
+    EXPECT_FALSE(c.written_off(sender(0), Close::deadline)) << "the all-gather writes off no straggler";
+}
+
+}  // namespace
+}  // namespace optireduce
