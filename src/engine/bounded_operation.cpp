@@ -37,7 +37,9 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
       seq_(seq),
       own_(layout.shard(comm.rank)),
       sent_bytes_(static_cast<std::size_t>(comm.size), 0),
-      send_seconds_(static_cast<std::size_t>(comm.size), 0) {
+      send_seconds_(static_cast<std::size_t>(comm.size), 0),
+      reducer_(comm.rank, comm.size, own_, b_.floats_per_datagram,
+               {wire_, incoming_, result_, layout.padded}) {
     const int N = comm.size, me = comm.rank;
     const std::size_t F = b_.floats_per_datagram;
     rx_.seq = seq_;
@@ -65,8 +67,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
     rx_.map[0].reset(chunks[0]);
     rx_.map[1].reset(chunks[1]);
     // Every peer sends our shard in the same chunks: the router counts each chunk's arrivals.
-    const std::size_t own_chunks = segment_count(own_.count, F);
-    reduced_.assign(own_chunks, 0);
+    const std::size_t own_chunks = reducer_.chunks();
     rx_.contributors = static_cast<std::uint16_t>(own_chunks > 0 ? N - 1 : 0);
     rx_.arrivals.assign(own_chunks, 0);
 }
@@ -126,7 +127,10 @@ void BoundedOperation::run() {
         gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
     const Close close1 = wait_phase(0, &gather);
     finish_phase(0, close1);
-    reduce_own_shard(gather);
+    // The chunks of our shard not reduced while the phase ran, estimated where contributions
+    // are missing; each goes to the all-gather.
+    reducer_.reduce_rest(rx_.map[0], [&gather](std::uint32_t c) { gather.ready(c); });
+    const std::uint16_t own_shard_error = reducer_.shard_error();
 
     const Clock::time_point start2 = Clock::now();
     PhaseClock &clock2 = clock_[1];
@@ -135,11 +139,11 @@ void BoundedOperation::run() {
     clock2.start = start2;
     clock2.rs_all_started = start1;
     for (const Clock::time_point t : rx_.started[0]) clock2.rs_all_started = std::max(clock2.rs_all_started, t);
-    gather.set_shard_error(own_shard_error_);
+    gather.set_shard_error(own_shard_error);
     gather.set_early(false);
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
     router_.publish_shard(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
-                          b_.floats_per_datagram, own_shard_error_);
+                          b_.floats_per_datagram, own_shard_error);
     gather.send_all(after_ms(start2, send_limit_ms), drain_fn);
     gather.finish();
     const Close close2 = wait_phase(1, nullptr);
@@ -270,15 +274,8 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
 }
 
 void BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready) {
-    const std::size_t F = b_.floats_per_datagram;
-    std::vector<const float *> &terms = pipe_terms_;
     for (const std::uint32_t c : ready) {
-        // Every contribution is in: the router counted them under its lock before handing the
-        // chunk over.
-        const Range g = segment_of(own_.count, F, c);
-        chunk_terms(c, g, terms, nullptr, /*all_in=*/true);
-        sum_in_order(terms, result_ + own_.offset + g.offset, g.count);
-        reduced_[c] = 1;
+        reducer_.reduce_complete(c);
         gather.ready(c);
     }
     ready.clear();
@@ -286,79 +283,6 @@ void BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t>
     bool progressed = false;
     Clock::time_point earliest = Clock::time_point::max();
     gather.pump(&progressed, &earliest);
-}
-
-void BoundedOperation::reduce_own_shard(StreamSender &gather) {
-    const int N = comm_.size;
-    const std::size_t F = b_.floats_per_datagram;
-    std::vector<const float *> terms, peers;
-    terms.reserve(static_cast<std::size_t>(N));
-    peers.reserve(static_cast<std::size_t>(N));
-    const auto chunks = static_cast<std::uint32_t>(segment_count(own_.count, F));
-    for (std::uint32_t c = 0; c < chunks; ++c) {
-        if (reduced_[c]) continue;  // complete early, reduced and sent while the phase ran
-        const Range g = segment_of(own_.count, F, c);
-        const float *own = wire_ + own_.offset + g.offset;
-        chunk_terms(c, g, terms, &peers);
-        float *dst = result_ + own_.offset + g.offset;
-        if (peers.size() + 1 == static_cast<std::size_t>(N)) {
-            // Terms in rank order, our own at our rank: every rank's shard adds up the same way
-            // (with the transform off, the same bits as exact mode).
-            sum_in_order(terms, dst, g.count);
-        } else {
-            estimate_partial_sum(own, peers, N, dst, g.count);
-            lossy_.push_back({g.count, static_cast<int>(peers.size())});
-        }
-        gather.ready(c);
-    }
-    if (lossy_.empty()) return;
-    const double s2 = sigma2();
-    for (const LossyChunk &l : lossy_) own_error_sq_ += partial_sum_error_sq(l.len, N, l.peers, s2);
-    if (own_error_sq_ <= 0) return;  // e.g. every contribution equal: the estimate is exact
-    const double norm2 = sum_squares(result_ + own_.offset, own_.count);
-    // A zero shard with a nonzero error: the relative error is unbounded, sent as the largest.
-    own_shard_error_ = wire::to_half(norm2 > 0 ? static_cast<float>(std::sqrt(own_error_sq_ / norm2)) : 65504.0f);
-}
-
-void BoundedOperation::chunk_terms(std::uint32_t c, const Range &g, std::vector<const float *> &terms,
-                                   std::vector<const float *> *peers, bool all_in) const {
-    const ChunkBitmap &map = rx_.map[0];
-    terms.clear();
-    if (peers) peers->clear();
-    for (int s = 0; s < comm_.size; ++s) {
-        const auto i = static_cast<std::size_t>(s);
-        if (s == comm_.rank) {
-            terms.push_back(wire_ + own_.offset + g.offset);
-        } else if (all_in || map.test(i, c)) {
-            terms.push_back(incoming_ + i * own_.count + g.offset);
-            if (peers) peers->push_back(terms.back());
-        }
-    }
-}
-
-double BoundedOperation::sigma2() {
-    if (sigma2_ >= 0) return sigma2_;
-    // Every 8th chunk is plenty for one number per operation, and costs an eighth of a pass.
-    constexpr std::uint32_t kStride = 8;
-    const std::size_t F = b_.floats_per_datagram;
-    const auto chunks = static_cast<std::uint32_t>(segment_count(own_.count, F));
-    SpreadSample sample;
-    std::vector<const float *> terms;
-    for (std::uint32_t stride : {kStride, 1u}) {
-        for (std::uint32_t c = 0; c < chunks; c += stride) {
-            const Range g = segment_of(own_.count, F, c);
-            chunk_terms(c, g, terms, nullptr);
-            sample.add(terms, g.count);
-        }
-        if (sample.coords > 0) break;  // else: nothing sampled had two terms; try every chunk
-    }
-    // Nothing to compare with at all (every peer lost, or our shard is empty): the mean square
-    // of our own values stands in (of our shard, else of our whole input).
-    const Range own = own_.count > 0 ? own_ : Range{0, layout_.padded};
-    sigma2_ = sample.coords > 0 ? sample.sigma2()
-              : own.count > 0   ? sum_squares(wire_ + own.offset, own.count) / static_cast<double>(own.count)
-                                : 0;
-    return sigma2_;
 }
 
 void BoundedOperation::finish_phase(int phase, Close how) {
@@ -430,7 +354,7 @@ void BoundedOperation::fill_and_copy_out() {
             if (map.test(i, c)) continue;
             const Range g = segment_of(theirs.count, F, c);
             fill_from_own(wire_ + theirs.offset + g.offset, result_ + theirs.offset + g.offset, g.count, N);
-            fill_error_sq_ += fill_error_sq(g.count, N, sigma2());
+            fill_error_sq_ += fill_error_sq(g.count, N, reducer_.sigma2(rx_.map[0]));
         }
     }
     estimate_error();
@@ -442,12 +366,12 @@ void BoundedOperation::fill_and_copy_out() {
 
 void BoundedOperation::estimate_error() {
     const int N = comm_.size;
-    bool any = own_error_sq_ > 0 || fill_error_sq_ > 0;
+    bool any = reducer_.error_sq() > 0 || fill_error_sq_ > 0;
     for (std::uint16_t e : rx_.shard_error) any = any || e != 0;
     if (!any) return;  // nothing was lost anywhere we know of: the estimate is 0, no pass needed
     // Norms in the wire domain equal the result's (the transform is orthonormal). A shard's
     // owner sent its relative error; it applies to the part of the shard that reached us.
-    double total2 = 0, err2 = own_error_sq_ + fill_error_sq_;
+    double total2 = 0, err2 = reducer_.error_sq() + fill_error_sq_;
     for (int s = 0; s < N; ++s) {
         const Range r = layout_.shard(s);
         const double n2 = sum_squares(result_ + r.offset, r.count);

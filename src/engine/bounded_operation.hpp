@@ -29,6 +29,7 @@
 #include "engine/dgram_router.hpp"
 #include "engine/op_report.hpp"
 #include "engine/phase_closer.hpp"
+#include "engine/shard_reducer.hpp"
 #include "engine/stream_sender.hpp"
 
 #include <cstddef>
@@ -70,18 +71,9 @@ private:
     // then one request to each (without it).
     void collect_repairs(std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks) const;
     void ask_repairs(const std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks);
-    // The chunks of our shard not reduced while the phase ran, estimated where contributions
-    // are missing; each is handed to `gather`.
-    void reduce_own_shard(StreamSender &gather);
     void finish_phase(int phase, Close how);
     void fill_and_copy_out();
     void estimate_error();
-    double sigma2();  // the between-rank spread of our shard's contributions, sampled lazily
-    // The contributions we hold for chunk c (elements g) of our shard, in rank order, ours at
-    // our rank; `peers`, where given, gets the peers' that arrived alone. `all_in`: every peer's
-    // has arrived, so the map (which the router may still be writing) is not read.
-    void chunk_terms(std::uint32_t c, const Range &g, std::vector<const float *> &terms,
-                     std::vector<const float *> *peers, bool all_in = false) const;
     void learn();
 
     CommState &comm_;
@@ -107,19 +99,10 @@ private:
     bool wrote_off_ = false;          // a peer that never started was written off
     double phase_ms_[2] = {0, 0};
     double last_arrival_ms_[2] = {0, 0};
-    // Error bookkeeping (squared, absolute, in the wire domain, whose norm is the result's:
+    ShardReducer reducer_;  // our shard: the reduction, its estimates and their error
+    // Our phase-2 fills' error (squared, absolute, in the wire domain, whose norm is the result's:
     // the transform is orthonormal).
-    struct LossyChunk {
-        std::size_t len;
-        int peers;
-    };
-    std::vector<LossyChunk> lossy_;  // of our shard, phase 1
-    double own_error_sq_ = 0;        // phase 1, our shard
-    double fill_error_sq_ = 0;       // phase 2, our fills
-    double sigma2_ = -1;             // < 0: not sampled yet
-    std::uint16_t own_shard_error_ = 0;  // what our phase-2 datagrams carry
-    std::vector<std::uint8_t> reduced_;  // per chunk of our shard
-    std::vector<const float *> pipe_terms_;
+    double fill_error_sq_ = 0;
     OpReport report_;
 };
 
