@@ -39,7 +39,8 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
       sent_bytes_(static_cast<std::size_t>(comm.size), 0),
       send_seconds_(static_cast<std::size_t>(comm.size), 0),
       reducer_(comm.rank, comm.size, own_, b_.floats_per_datagram,
-               {wire_, incoming_, result_, layout.padded}) {
+               {wire_, incoming_, result_, layout.padded}),
+      feedback_(b_, rx_, comm.rank, comm.size, seq, layout.n * sizeof(float)) {
     const int N = comm.size, me = comm.rank;
     const std::size_t F = b_.floats_per_datagram;
     rx_.seq = seq_;
@@ -150,7 +151,7 @@ void BoundedOperation::run() {
     router_.close_op(b_.key, &rx_);
     finish_phase(1, close2);
     fill_and_copy_out();
-    learn();
+    feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_);
 }
 
 wire::Header BoundedOperation::phase_header(int phase) const {
@@ -286,60 +287,8 @@ void BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t>
 }
 
 void BoundedOperation::finish_phase(int phase, Close how) {
-    ProcessStats &ps = process_stats();
-    const ChunkBitmap &map = rx_.map[phase];
-    const std::size_t F = b_.floats_per_datagram;
-    std::uint64_t expected = 0, lost = 0;
-    for (int s = 0; s < comm_.size; ++s) {
-        const auto i = static_cast<std::size_t>(s);
-        const std::size_t len = rx_.length[phase][i];
-        expected += len;
-        if (map.received(i) == map.chunks(i)) continue;
-        const bool listing = log_enabled(LogLevel::debug);
-        std::string missing;  // for the debug log: which chunks, e.g. a whole run
-        for (std::uint32_t c = 0; c < map.chunks(i); ++c)
-            if (!map.test(i, c)) {
-                lost += segment_of(len, F, c).count;
-                if (listing && missing.size() < 120) missing.append(" ").append(std::to_string(c));  // (not " " + ...: GCC 12 -O3 warns falsely)
-            }
-        OPTIREDUCE_LOG(debug, "op %u phase %d: from rank %d missing %u of %u chunks:%s", seq_, phase + 1, s,
-                       map.chunks(i) - map.received(i), map.chunks(i), missing.c_str());
-        const auto world = static_cast<std::size_t>(b_.world_ranks[i]);
-        bump(ps.late_phases_by_rank[std::min(world, ProcessStats::kTrackedRanks - 1)]);
-    }
-    report_.expected += expected;
-    report_.lost += lost;
-    bump(phase == 0 ? ps.entries_expected_rs : ps.entries_expected_ag, expected);
-    bump(phase == 0 ? ps.entries_lost_rs : ps.entries_lost_ag, lost);
-    bump(how == Close::complete ? ps.phases_complete : how == Close::early ? ps.phases_early_close : ps.phases_deadline);
-    OPTIREDUCE_LOG(debug,
-                   "op %u phase %d: %s after %.3f ms (deadline %.3f ms per sender, straggler bound %.3f ms), last "
-                   "arrival %.3f ms, %llu/%llu chunks",
-                   seq_, phase + 1, how == Close::complete ? "complete" : how == Close::early ? "early close" : "deadline",
-                   phase_ms_[phase], clock_[phase].deadline_ms[phase], clock_[phase].straggler_ms, last_arrival_ms_[phase],
-                   static_cast<unsigned long long>(map.received_total()), static_cast<unsigned long long>(map.expected()));
-    // The deadline learns how long each sender's data took from its own start (a late starter's
-    // compute is the straggler bound's business); senders never started tell it nothing.
-    PhaseOutcome o{0, 0, map.expected_from_heard(), map.received_total()};
-    const Clock::time_point closed = rx_.closed_at[phase];
-    for (int s = 0; s < comm_.size; ++s) {
-        const auto i = static_cast<std::size_t>(s);
-        const Clock::time_point started = rx_.started[phase][i];
-        if (map.chunks(i) == 0) continue;
-        if (started == Clock::time_point{}) {
-            // A straggler is a peer silent in the reduce-scatter; an owner whose all-gather
-            // did not start in time is late on the network like any other.
-            // One whose all-gather we heard started: its stream was lost, it was not late.
-            if (closer_[phase].written_off(facts_[phase][i], how)) {
-                wrote_off_ = true;
-                bump(ps.stragglers_written_off);
-            }
-            continue;
-        }
-        o.elapsed_ms = std::max(o.elapsed_ms, ms_between(started, closed));
-        o.last_arrival_ms = std::max(o.last_arrival_ms, ms_between(started, rx_.last_from[phase][i]));
-    }
-    b_.deadlines.observe(n_ * sizeof(float), phase + 1, o);
+    feedback_.phase_closed(clock_[phase], how, closer_[phase], facts_[phase], phase_ms_[phase], last_arrival_ms_[phase],
+                           report_);
 }
 
 void BoundedOperation::fill_and_copy_out() {
@@ -384,46 +333,6 @@ void BoundedOperation::estimate_error() {
     }
     report_.error_estimate = total2 > 0 ? std::sqrt(err2 / total2) : 0;
     report_.drift_estimate = total2 > 0 ? std::sqrt(fill_error_sq_ / total2) : 0;
-}
-
-void BoundedOperation::learn() {
-    // The skew of this operation: how far the latest start trailed the earliest, ours included,
-    // so a rank that is usually the late one learns the job's skew as well as the others.
-    // A start flagged wire::kWaited (ours too, when we waited) was delayed by that rank's wait
-    // for a straggler of the previous operation: it may be the earliest start but not the
-    // latest, or each write-off would teach the bound a lateness as long as the bound itself.
-    Clock::time_point first = clock_[0].start, last = b_.waited ? Clock::time_point{} : clock_[0].start;
-    for (std::size_t s = 0; s < rx_.started[0].size(); ++s) {
-        const Clock::time_point started = rx_.started[0][s];
-        if (started == Clock::time_point{}) continue;
-        first = std::min(first, started);
-        if (!rx_.waited[s]) last = std::max(last, started);
-    }
-    b_.stragglers.observe(last > first ? ms_between(first, last) : 0.0, wrote_off_);
-    b_.waited = wrote_off_;
-
-    // Our loss hint for the peers' pacing: what slower senders could have saved, i.e. holes in
-    // the streams we heard (a buffer or a queue that overflowed, or a lossy link, which the
-    // pacer learns to tell apart). A stream cut short by the deadline misses its end, not its
-    // middle: lateness is the deadline's business, and slowing the sender would only make it
-    // later. Streams of peers we never heard from (stragglers) do not count either.
-    std::uint64_t heard = 0, holes = 0;
-    for (const ChunkBitmap &m : rx_.map) {
-        heard += m.expected_from_heard();
-        for (int s = 0; s < comm_.size; ++s) holes += m.holes(static_cast<std::size_t>(s));
-    }
-    const double loss = heard ? static_cast<double>(holes) / static_cast<double>(heard) : 0.0;
-    b_.loss_hint = static_cast<std::uint8_t>(std::min(255.0, std::ceil(loss * 255.0)));
-    const double target = b_.deadlines.settings().target_loss;  // the communicator's hint, if any
-    for (int p = 0; p < comm_.size; ++p) {
-        if (p == comm_.rank) continue;
-        const auto i = static_cast<std::size_t>(p);
-        const double achieved = send_seconds_[i] > 0 ? static_cast<double>(sent_bytes_[i]) / send_seconds_[i] : 0;
-        b_.pacer.update(p, rx_.loss_hint[i] / 255.0, target, achieved);
-        OPTIREDUCE_LOG(debug, "op %u pacing to rank %d: reported loss %.4f, achieved %.1f MB/s, rate now %.1f MB/s%s",
-                       seq_, p, rx_.loss_hint[i] / 255.0, achieved / 1e6, b_.pacer.rate(p) / 1e6,
-                       b_.pacer.rate(p) > 0 ? "" : " (unpaced)");
-    }
 }
 
 }  // namespace optireduce

@@ -27,6 +27,7 @@
 #include "codec/sharding.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/dgram_router.hpp"
+#include "engine/op_feedback.hpp"
 #include "engine/op_report.hpp"
 #include "engine/phase_closer.hpp"
 #include "engine/shard_reducer.hpp"
@@ -74,7 +75,6 @@ private:
     void finish_phase(int phase, Close how);
     void fill_and_copy_out();
     void estimate_error();
-    void learn();
 
     CommState &comm_;
     CommState::Bounded &b_;
@@ -96,10 +96,10 @@ private:
     PhaseClock clock_[2];          // each phase's, set when it starts
     PhaseCloser closer_[2];
     std::vector<SenderFacts> facts_[2];  // per sender; at the phase's close, as it closed
-    bool wrote_off_ = false;          // a peer that never started was written off
     double phase_ms_[2] = {0, 0};
     double last_arrival_ms_[2] = {0, 0};
     ShardReducer reducer_;  // our shard: the reduction, its estimates and their error
+    OpFeedback feedback_;   // to the counters and the communicator's controllers
     // Our phase-2 fills' error (squared, absolute, in the wire domain, whose norm is the result's:
     // the transform is orthonormal).
     double fill_error_sq_ = 0;
