@@ -175,27 +175,6 @@ int BoundedOperation::drain() {
     return got;
 }
 
-void BoundedOperation::collect_repairs(std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks) const {
-    const ChunkBitmap &map = rx_.map[1];
-    asks.clear();
-    for (std::size_t i = 0; i < static_cast<std::size_t>(comm_.size); ++i) {
-        if (map.received(i) == map.chunks(i)) continue;
-        std::vector<std::uint32_t> &missing = asks.emplace_back(i, std::vector<std::uint32_t>{}).second;
-        for (std::uint32_t c = 0; c < map.chunks(i); ++c)
-            if (!map.test(i, c)) missing.push_back(c);
-    }
-}
-
-void BoundedOperation::ask_repairs(const std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks) {
-    const wire::Header base = phase_header(1);
-    for (const auto &[peer, missing] : asks)
-        // A failed request is one more loss, already counted as such: nothing to return.
-        if (std::string e = request_repair(*b_.channel->endpoint, b_.peers[peer], base, missing,
-                                           b_.floats_per_datagram * sizeof(float));
-            !e.empty())
-            OPTIREDUCE_LOG(debug, "op %u: %s", seq_, e.c_str());
-}
-
 void BoundedOperation::read_facts(int phase) {
     const ChunkBitmap &map = rx_.map[phase];
     std::vector<SenderFacts> &facts = facts_[phase];
@@ -224,7 +203,7 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
     Close how;
     Clock::time_point now, last_event = Clock::now();
     std::vector<std::uint32_t> ready;
-    std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> asks;
+    RepairAsks asks;
     std::unique_lock lock(router_.mutex());
     for (;;) {
         now = Clock::now();
@@ -236,9 +215,9 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
             break;
         }
         if (d.kind == CloseDecision::Kind::ask_repair) {
-            collect_repairs(asks);  // under the lock: the router writes the map
+            missing_chunks(rx_.map[1], asks);  // under the lock: the router writes the map
             lock.unlock();
-            ask_repairs(asks);
+            ask_repairs(*b_.channel->endpoint, b_.peers, phase_header(1), asks, b_.floats_per_datagram * sizeof(float));
             lock.lock();
             continue;
         }

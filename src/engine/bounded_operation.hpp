@@ -68,10 +68,6 @@ private:
     void read_facts(int phase);
     LinkQuiet link_quiet(int phase) const;
     void pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
-    // Phase-2 repair: the all-gather chunks missing from each owner (under the router's lock),
-    // then one request to each (without it).
-    void collect_repairs(std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks) const;
-    void ask_repairs(const std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> &asks);
     void finish_phase(int phase, Close how);
     void fill_and_copy_out();
     void estimate_error();

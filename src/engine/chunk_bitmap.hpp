@@ -68,6 +68,8 @@ public:
     bool complete() const { return received_total_ == expected_; }
     // Every sender that has anything to send has delivered its last datagram.
     bool all_tails() const { return tails_ == senders_; }
+    // Sender slots, one per rank of the communicator (this rank's own included, with no chunks).
+    std::size_t size() const { return chunks_.size(); }
     std::uint64_t expected() const { return expected_; }
     std::uint64_t received_total() const { return received_total_; }
     // Chunks expected and received from senders that delivered at least one datagram.

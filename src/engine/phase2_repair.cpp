@@ -117,4 +117,21 @@ std::string request_repair(DgramEndpoint &ep, fi_addr_t dest, const wire::Header
     return {};
 }
 
+void missing_chunks(const ChunkBitmap &map, RepairAsks &asks) {
+    asks.clear();
+    for (std::size_t i = 0; i < map.size(); ++i) {
+        if (map.received(i) == map.chunks(i)) continue;
+        std::vector<std::uint32_t> &missing = asks.emplace_back(i, std::vector<std::uint32_t>{}).second;
+        for (std::uint32_t c = 0; c < map.chunks(i); ++c)
+            if (!map.test(i, c)) missing.push_back(c);
+    }
+}
+
+void ask_repairs(DgramEndpoint &ep, std::span<const fi_addr_t> peers, const wire::Header &base, const RepairAsks &asks,
+                 std::size_t max_payload_bytes) {
+    for (const auto &[peer, missing] : asks)
+        if (std::string e = request_repair(ep, peers[peer], base, missing, max_payload_bytes); !e.empty())
+            OPTIREDUCE_LOG(debug, "op %u: %s", base.seq, e.c_str());
+}
+
 }  // namespace optireduce

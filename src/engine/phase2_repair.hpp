@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace optireduce {
 
@@ -23,5 +25,14 @@ void serve_repairs(DgramEndpoint &ep, DgramRouter &router);
 // requests as the datagram size needs. Returns "" or what failed.
 std::string request_repair(DgramEndpoint &ep, fi_addr_t dest, const wire::Header &base,
                            std::span<const std::uint32_t> chunks, std::size_t max_payload_bytes);
+
+// The asking side, for one operation: the all-gather chunks missing from each owner.
+using RepairAsks = std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>>;
+// Read under the router's lock (it writes the map).
+void missing_chunks(const ChunkBitmap &all_gather, RepairAsks &asks);
+// One request to each owner, without the lock. A failed request is one more loss, already
+// counted as such: it is only logged.
+void ask_repairs(DgramEndpoint &ep, std::span<const fi_addr_t> peers, const wire::Header &base, const RepairAsks &asks,
+                 std::size_t max_payload_bytes);
 
 }  // namespace optireduce
