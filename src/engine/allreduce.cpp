@@ -12,7 +12,6 @@
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -197,22 +196,10 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     }
     return MPI_SUCCESS;
 }
-}  // namespace
 
-int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
-    // While the nonblocking operations called before it run, MPI keeps progressing the rest, as
-    // in a completion call (poke_mpi_progress).
-    if (comm.executor)
-        while (!comm.executor->wait_idle_for(kPokeEvery)) poke_mpi_progress();
-    return engine_run(comm, sendbuf, recvbuf, count, true);
-}
-
-int engine_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, MPI_Request *request) {
-    return start_iallreduce(comm, sendbuf, recvbuf, count, request);
-}
-
-int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
-    if (comm.bounded) return bounded_allreduce(comm, sendbuf, recvbuf, count, from_mpi_call);
+// Exact mode, the same shape as bounded_allreduce: staging, agreed where it grew; the operation
+// (its loop inside it); the outcome.
+int exact_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
     const float *in = static_cast<const float *>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
     const auto t0 = std::chrono::steady_clock::now();
     RdmEndpoint &ep = *comm.endpoint;
@@ -234,28 +221,7 @@ int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t 
     }
 
     TarOperation op(comm, *staging, in, static_cast<float *>(recvbuf), count);
-    std::unique_lock lock(ep.mutex());
-    ep.add_active(&op);
-    op.start();
-    // With a core per rank, spin while completions keep coming and yield only after
-    // kSpinBeforeYield without any: yielding at once would hand the core to any other runnable
-    // process for a whole time slice between two messages microseconds apart. With more ranks
-    // than cores on the node, yield on every empty poll, as Open MPI does in that case: the
-    // peer we wait for may need this very core.
-    constexpr auto kSpinBeforeYield = std::chrono::microseconds(200);
-    const auto spin = context().oversubscribed ? std::chrono::microseconds(0) : kSpinBeforeYield;
-    auto last_event = std::chrono::steady_clock::now();
-    while (!op.finished()) {
-        if (ep.progress() > 0) {
-            last_event = std::chrono::steady_clock::now();
-        } else if (std::chrono::steady_clock::now() - last_event >= spin) {
-            lock.unlock();  // other threads may progress this endpoint meanwhile
-            sched_yield();
-            lock.lock();
-        }
-    }
-    ep.remove_active(&op);
-    lock.unlock();
+    op.run();
 
     if (op.failed()) {
         // A transfer of the reliable channel failed here (a full queue is retried, so this is an
@@ -282,6 +248,25 @@ int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t 
     r.path = OpPath::exact;
     record(comm, r);
     return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
+    // While the nonblocking operations called before it run, MPI keeps progressing the rest, as
+    // in a completion call (poke_mpi_progress).
+    if (comm.executor)
+        while (!comm.executor->wait_idle_for(kPokeEvery)) poke_mpi_progress();
+    return engine_run(comm, sendbuf, recvbuf, count, true);
+}
+
+int engine_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, MPI_Request *request) {
+    return start_iallreduce(comm, sendbuf, recvbuf, count, request);
+}
+
+int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
+    return comm.bounded ? bounded_allreduce(comm, sendbuf, recvbuf, count, from_mpi_call)
+                        : exact_allreduce(comm, sendbuf, recvbuf, count, from_mpi_call);
 }
 
 }  // namespace optireduce

@@ -6,6 +6,7 @@
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
 #include "engine/dgram_channel.hpp"
+#include "engine/idle_policy.hpp"
 #include "engine/phase2_repair.hpp"
 #include "engine/stream_sender.hpp"
 #include "telemetry/log.hpp"
@@ -194,14 +195,12 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
     PhaseCloser &closer = closer_[phase] = PhaseCloser(clock_[phase]);
     // The waiting thread drains the endpoint itself: it is on a core already, while the progress
     // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
-    // longer than a whole deadline. It spins while datagrams keep coming; after kSpin without
-    // any (at once when the node is oversubscribed) it sleeps in the completion queue's wait fd,
-    // so waiting ranks leave the cores to the ranks and the kernel that move the data.
-    constexpr auto kSpin = std::chrono::microseconds(200);
-    const auto spin = context().oversubscribed ? std::chrono::microseconds(0) : kSpin;
+    // longer than a whole deadline. When idle (engine/idle_policy.hpp) it sleeps in the endpoint's
+    // wait fd, so waiting ranks leave the cores to the ranks and the kernel that move the data.
+    IdlePolicy idle(context().oversubscribed);
     DgramEndpoint &ep = *b_.channel->endpoint;
     Close how;
-    Clock::time_point now, last_event = Clock::now();
+    Clock::time_point now;
     std::vector<std::uint32_t> ready;
     RepairAsks asks;
     std::unique_lock lock(router_.mutex());
@@ -232,8 +231,8 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
             continue;
         }
         if (got > 0) {
-            last_event = Clock::now();
-        } else if (Clock::now() - last_event >= spin && !(gather && gather->has_ready())) {
+            idle.event();
+        } else if (idle.idle() && !(gather && gather->has_ready())) {
             // At most 1 ms at a time: poll(2) counts in milliseconds, and the deadline or the
             // quiet time may come before a datagram does.
             const double left_ms = std::chrono::duration<double, std::milli>(wake - Clock::now()).count();

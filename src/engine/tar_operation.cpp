@@ -2,10 +2,13 @@
 
 #include "codec/reduce.hpp"
 #include "codec/sharding.hpp"
+#include "engine/context.hpp"
+#include "engine/idle_policy.hpp"
 #include "engine/send_fault.hpp"
 #include "transport/tag.hpp"
 
 #include <rdma/fi_errno.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstring>
@@ -97,6 +100,23 @@ void TarOperation::add(Kind kind, int peer, std::uint32_t segment, void *buf, st
     t.peer_addr = comm_.peers[static_cast<std::size_t>(peer)];
     t.segment = segment;
     t.kind = kind;
+}
+
+void TarOperation::run() {
+    std::unique_lock lock(ep_.mutex());
+    ep_.add_active(this);
+    start();
+    IdlePolicy idle(context().oversubscribed);
+    while (!finished()) {
+        if (ep_.progress() > 0) {
+            idle.event();
+        } else if (idle.idle()) {
+            lock.unlock();  // other threads may progress this endpoint meanwhile
+            sched_yield();
+            lock.lock();
+        }
+    }
+    ep_.remove_active(this);
 }
 
 void TarOperation::start() {

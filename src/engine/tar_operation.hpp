@@ -35,9 +35,12 @@ public:
     TarOperation &operator=(const TarOperation &) = delete;
     ~TarOperation() = default;
 
-    // Requires the endpoint lock. Queues every receive and the phase-1 sends.
+    // The whole operation on the calling thread: starts it and progresses the endpoint (other
+    // threads' operations on it too) until it finished. Takes the endpoint lock itself.
+    void run();
+    // The parts of run(), for a caller that drives several operations at once. Require the
+    // endpoint lock. start() queues every receive and the phase-1 sends.
     void start();
-    // Requires the endpoint lock.
     void advance() override;
     bool finished() const { return failed_ ? outstanding_ == 0 : done_ == transfers_.size(); }
     bool failed() const { return failed_; }
