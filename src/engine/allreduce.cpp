@@ -6,6 +6,7 @@
 #include "engine/comm_state.hpp"
 #include "engine/context.hpp"
 #include "engine/engine.hpp"
+#include "engine/faults.hpp"
 #include "engine/staging_agreement.hpp"
 #include "engine/tar_operation.hpp"
 #include "policy/eligibility.hpp"
@@ -18,7 +19,6 @@
 #include <chrono>
 #include <climits>
 #include <mutex>
-#include <thread>
 
 namespace optireduce {
 
@@ -53,14 +53,6 @@ CommState *engine_route(MPI_Comm comm, std::int64_t count, bool nonblocking) {
 }
 
 namespace {
-
-// OPTIREDUCE_FAULT_DELAY_*: the test-only straggler, before it enters the operation.
-void maybe_delay(CommState::Bounded &b) {
-    const Config &cfg = context().config;
-    if (cfg.fault_delay_rank != context().world_rank || cfg.fault_delay_ms <= 0) return;
-    if (b.faults.chance(cfg.fault_delay_prob))
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_delay_ms));
-}
 
 // The MPI error code OPTIREDUCE_ON_EXCESS_LOSS=error returns: its own class, so that
 // MPI_Error_string tells the user what happened and which knob to change.
@@ -136,7 +128,7 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
         record(comm, r);
         return rc;
     }
-    maybe_delay(b);
+    injected_delay(b.faults);
     const std::uint32_t seq = comm.next_seq++;  // before anything can fail: the same on every rank
     const BlockLayout layout = plan_layout(count, comm.size, b.hadamard, cfg.hadamard_block);
     std::string error;

@@ -4,6 +4,7 @@
 #include "engine/comm_hints.hpp"
 #include "engine/comm_state.hpp"
 #include "engine/comm_registry.hpp"
+#include "engine/faults.hpp"
 #include "telemetry/job_summary.hpp"
 #include "telemetry/log.hpp"
 
@@ -157,12 +158,6 @@ void on_mpi_finalize() {
     PMPI_Comm_free_keyval(&c.self_keyval);
 }
 
-void on_mpi_finalized() {
-    const ProcessContext &c = context();
-    if (c.world_rank < 0 || c.config.fault_exit_rank != c.world_rank) return;
-    OPTIREDUCE_LOG(warn, "OPTIREDUCE_FAULT_EXIT_RANK=%d: aborting after MPI_Finalize (test-only fault)",
-                   c.world_rank);
-    std::abort();
-}
+void on_mpi_finalized() { injected_exit_after_finalize(); }
 
 }  // namespace optireduce

@@ -3,7 +3,7 @@
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
 #include "engine/dgram_channel.hpp"
-#include "engine/send_fault.hpp"
+#include "engine/faults.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 

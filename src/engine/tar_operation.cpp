@@ -4,7 +4,7 @@
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
 #include "engine/idle_policy.hpp"
-#include "engine/send_fault.hpp"
+#include "engine/faults.hpp"
 #include "transport/tag.hpp"
 
 #include <rdma/fi_errno.h>

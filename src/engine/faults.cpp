@@ -1,0 +1,48 @@
+#include "engine/faults.hpp"
+
+#include "engine/context.hpp"
+#include "telemetry/log.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <thread>
+
+namespace optireduce {
+namespace {
+
+bool is_faulty_rank(int knob) { return knob >= 0 && knob == context().world_rank; }
+
+}  // namespace
+
+bool injected_send_failure() {
+    const Config &cfg = context().config;
+    if (!is_faulty_rank(cfg.fault_send_rank)) return false;
+    // Draws numbered per process (senders run on several threads), seeded by the seed knob.
+    static std::atomic<std::uint64_t> draws{0};
+    return FaultRng(cfg.fault_seed, draws.fetch_add(1, std::memory_order_relaxed)).chance(cfg.fault_send_prob);
+}
+
+bool injected_alloc_failure() {
+    static std::atomic<std::uint64_t> growths{0};
+    const Config &cfg = context().config;
+    if (!is_faulty_rank(cfg.fault_alloc_rank)) return false;
+    return growths.fetch_add(1, std::memory_order_relaxed) + 1 == cfg.fault_alloc_nth;
+}
+
+void injected_delay(FaultRng &faults) {
+    const Config &cfg = context().config;
+    if (!is_faulty_rank(cfg.fault_delay_rank) || cfg.fault_delay_ms <= 0) return;
+    if (faults.chance(cfg.fault_delay_prob))
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_delay_ms));
+}
+
+void injected_exit_after_finalize() {
+    if (!is_faulty_rank(context().config.fault_exit_rank)) return;
+    OPTIREDUCE_LOG(warn, "OPTIREDUCE_FAULT_EXIT_RANK=%d: aborting after MPI_Finalize (test-only fault)",
+                   context().world_rank);
+    std::abort();
+}
+
+}  // namespace optireduce

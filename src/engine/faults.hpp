@@ -1,0 +1,28 @@
+// The test-only OPTIREDUCE_FAULT_* knobs, decided in one place (docs/configuration.md, "Test-only
+// knobs"): each function says whether, or does what, the fault asks for at that point, and is a
+// no-op unless the knob names this rank. Only the datagram drop (OPTIREDUCE_FAULT_DROP) and
+// duplication (_DUPLICATE) act inside the data path itself: the router drops on arrival and the
+// stream sender sends twice, configured from the knobs when the channel opens.
+#pragma once
+
+#include "engine/fault_rng.hpp"
+
+namespace optireduce {
+
+// OPTIREDUCE_FAULT_SEND_*: whether this rank's next send fails (as if the channel returned
+// -FI_EIO), one decision for every sender of the engine (bounded mode's datagram rounds, exact
+// mode's transfers), so both fail alike; each call its own draw.
+bool injected_send_failure();
+
+// OPTIREDUCE_FAULT_ALLOC_*: whether this growth of the engine's staging memory fails (once per
+// process, at its OPTIREDUCE_FAULT_ALLOC_NTH growth).
+bool injected_alloc_failure();
+
+// OPTIREDUCE_FAULT_DELAY_*: the straggler, sleeping before it enters an operation, with the
+// probability drawn from the communicator's fault sequence.
+void injected_delay(FaultRng &faults);
+
+// OPTIREDUCE_FAULT_EXIT_RANK: aborts this rank (after MPI_Finalize returned).
+void injected_exit_after_finalize();
+
+}  // namespace optireduce
