@@ -3,6 +3,7 @@
 #
 #   lib/liboptireduce.so[.0], lib/liboptireduce-mpich.so[.0]    the preload libraries
 #   include/optireduce/optireduce.h                             the public C API
+#   include/optireduce/stats_fields.h                           its list of counters
 #   lib/cmake/optireduce/, lib/pkgconfig/                       package files
 #   bin/optireduce-info, bin/optireduce-run, bin/optireduce-bench[-mpich],
 #   bin/optireduce-channel-bench
@@ -21,7 +22,9 @@ endif()
 install(TARGETS ${_optireduce_libraries}
   EXPORT optireduceTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/include/optireduce/optireduce.h
+install(FILES
+  ${PROJECT_SOURCE_DIR}/include/optireduce/optireduce.h
+  ${PROJECT_SOURCE_DIR}/include/optireduce/stats_fields.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/optireduce)
 install(EXPORT optireduceTargets
   NAMESPACE optireduce::

@@ -22,46 +22,23 @@ OPTIREDUCE_EXPORT const char *optireduce_mpi_abi(void) {
 #endif
 }
 
-OPTIREDUCE_EXPORT int optireduce_get_stats(optireduce_stats_t *out) {
-    if (!out) return -1;
+namespace {
+
+optireduce_stats_t read_stats() {
     const auto &s = optireduce::process_stats();
     constexpr auto relaxed = std::memory_order_relaxed;
-    out->engine_calls = s.engine_calls.load(relaxed);
-    out->engine_bytes = s.engine_bytes.load(relaxed);
-    out->passthrough_calls = s.passthrough_calls.load(relaxed);
-    out->fallback_calls = s.fallback_calls.load(relaxed);
-    out->comms_enabled = s.comms_enabled.load(relaxed);
-    out->comms_fallback = s.comms_fallback.load(relaxed);
-    out->bounded_calls = s.bounded_calls.load(relaxed);
-    out->entries_expected_rs = s.entries_expected_rs.load(relaxed);
-    out->entries_lost_rs = s.entries_lost_rs.load(relaxed);
-    out->entries_expected_ag = s.entries_expected_ag.load(relaxed);
-    out->entries_lost_ag = s.entries_lost_ag.load(relaxed);
-    out->phases_complete = s.phases_complete.load(relaxed);
-    out->phases_early_close = s.phases_early_close.load(relaxed);
-    out->phases_deadline = s.phases_deadline.load(relaxed);
-    out->datagrams_sent = s.datagrams_sent.load(relaxed);
-    out->datagrams_late = s.datagrams_late.load(relaxed);
-    out->datagrams_duplicate = s.datagrams_duplicate.load(relaxed);
-    out->datagrams_invalid = s.datagrams_invalid.load(relaxed);
-    out->datagrams_held = s.datagrams_held.load(relaxed);
-    out->datagrams_held_dropped = s.datagrams_held_dropped.load(relaxed);
-    out->datagrams_fault_dropped = s.datagrams_fault_dropped.load(relaxed);
-    out->hadamard_calls = s.hadamard_calls.load(relaxed);
-    out->excess_loss_calls = s.excess_loss_calls.load(relaxed);
-    out->reliable_calls = s.reliable_calls.load(relaxed);
-    out->error_estimate_sum = s.error_estimate_sum.load(relaxed);
-    out->error_estimate_max = s.error_estimate_max.load(relaxed);
-    out->drift_estimate_max = s.drift_estimate_max.load(relaxed);
-    out->stragglers_written_off = s.stragglers_written_off.load(relaxed);
-    out->repair_chunks_requested = s.repair_chunks_requested.load(relaxed);
-    out->repair_chunks_sent = s.repair_chunks_sent.load(relaxed);
-    out->repair_chunks_unavailable = s.repair_chunks_unavailable.load(relaxed);
-    out->nonblocking_calls = s.nonblocking_calls.load(relaxed);
-    out->staging_failures = s.staging_failures.load(relaxed);
-    out->datagrams_send_failed = s.datagrams_send_failed.load(relaxed);
-    out->send_queue_full = s.send_queue_full.load(relaxed);
-    out->completion_errors = s.completion_errors.load(relaxed);
+    optireduce_stats_t out{};
+#define OPTIREDUCE_STATS_COPY_(name, doc) out.name = s.name.load(relaxed);
+    OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_COPY_, OPTIREDUCE_STATS_COPY_)
+#undef OPTIREDUCE_STATS_COPY_
+    return out;
+}
+
+}  // namespace
+
+OPTIREDUCE_EXPORT int optireduce_get_stats(optireduce_stats_t *out) {
+    if (!out) return -1;
+    *out = read_stats();
     return 0;
 }
 

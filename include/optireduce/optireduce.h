@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "stats_fields.h" /* OPTIREDUCE_STATS_FIELDS: the counters */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,85 +20,16 @@ extern "C" {
 #define OPTIREDUCE_VERSION_MINOR 1
 #define OPTIREDUCE_VERSION_PATCH 0
 
-/* Process-wide counters since MPI_Init (this process only; the OPTIREDUCE_STATS summary adds
- * them over all ranks, so there a communicator of N ranks counts N times in comms_*).
- * Every field only grows. */
+/* Process-wide counters since MPI_Init: one field per entry of OPTIREDUCE_STATS_FIELDS, in its
+ * order (optireduce/stats_fields.h lists them with what each counts). uint64_t counters only
+ * grow; the three double fields are error estimates. New fields are only ever added at the end. */
+#define OPTIREDUCE_STATS_U64_FIELD_(name, doc) uint64_t name;
+#define OPTIREDUCE_STATS_F64_FIELD_(name, doc) double name;
 typedef struct optireduce_stats {
-    uint64_t engine_calls;      /* allreduce calls completed by the optireduce engine */
-    uint64_t engine_bytes;      /* payload bytes of those calls (count * element size) */
-    uint64_t passthrough_calls; /* calls handed unchanged to the underlying MPI, all reasons */
-    uint64_t fallback_calls;    /* of those: float SUM calls the engine did not take, because
-                                   they were below OPTIREDUCE_MIN_BYTES or the engine is off on
-                                   their communicator (setup failed, configuration differs
-                                   across ranks, mode=off, intercommunicator, one rank) */
-    uint64_t comms_enabled;     /* communicators on which the engine was set up */
-    uint64_t comms_fallback;    /* communicators that fell back to the underlying MPI */
-
-    /* Bounded mode (OPTIREDUCE_MODE=bounded). An entry is one float of the vector; "rs" is the
-     * reduce-scatter phase (contributions to the shard this rank owns), "ag" the all-gather
-     * phase (reduced shards of the other ranks). Lost entries were estimated, not received. */
-    uint64_t bounded_calls;        /* of engine_calls: those that ran with deadlines */
-    uint64_t entries_expected_rs;
-    uint64_t entries_lost_rs;
-    uint64_t entries_expected_ag;
-    uint64_t entries_lost_ag;
-    uint64_t phases_complete;      /* phases that ended because everything arrived */
-    uint64_t phases_early_close;   /* ... because every sender's last datagram arrived and the
-                                      link went quiet, with something still missing */
-    uint64_t phases_deadline;      /* ... because their deadline passed */
-    uint64_t datagrams_sent;
-    uint64_t datagrams_late;       /* arrived after this rank closed their operation or phase */
-    uint64_t datagrams_duplicate;
-    uint64_t datagrams_invalid;    /* failed a check of the wire protocol: dropped unread */
-    uint64_t datagrams_held;       /* arrived before this rank started their operation */
-    uint64_t datagrams_held_dropped; /* ... too far ahead to be held */
-    uint64_t datagrams_fault_dropped; /* discarded by OPTIREDUCE_FAULT_DROP (tests only) */
-
-    /* Accuracy under loss (bounded mode). The error estimate of an operation is this rank's
-     * estimate of ||result - exact sum|| / ||result|| (see optireduce_last_op). */
-    uint64_t hadamard_calls;      /* of bounded_calls: those that ran the randomized Hadamard
-                                     transform */
-    uint64_t excess_loss_calls;   /* ... that lost more than OPTIREDUCE_MAX_LOSS of their entries */
-    uint64_t reliable_calls;      /* calls run through the underlying MPI because of
-                                     OPTIREDUCE_ON_EXCESS_LOSS=exact */
-    double error_estimate_sum;    /* over bounded_calls: divide by it for the mean */
-    double error_estimate_max;
-    double drift_estimate_max;    /* largest part of an estimate that this rank alone had (its
-                                     phase-2 fills): how far replicas may have drifted apart */
-
-    /* Compute skew (bounded mode). */
-    uint64_t stragglers_written_off; /* (phase, peer) pairs whose peer had not started sending
-                                        when the phase closed at the straggler bound
-                                        (OPTIREDUCE_STRAGGLER_MAX_MS) */
-    /* Phase-2 repair (bounded mode): all-gather chunks this rank asked their owners to send
-     * again, chunks it sent again when asked, and chunks asked of it that it no longer had
-     * (the request came after its next operation's shard replaced them). */
-    uint64_t repair_chunks_requested;
-    uint64_t repair_chunks_sent;
-    uint64_t repair_chunks_unavailable;
-
-    /* Nonblocking calls: of engine_calls, those that came as MPI_Iallreduce (their requests
-     * complete through MPI_Wait, MPI_Test and the rest of that family as usual). */
-    uint64_t nonblocking_calls;
-
-    /* Engine staging memory that could not be allocated or registered on this rank (the
-     * operation then failed on every rank of the communicator, in step, with MPI_ERR_NO_MEM). */
-    uint64_t staging_failures;
-
-    /* Datagrams of bounded operations given up because the datagram channel failed their send
-     * (an error, not a full queue): lost to their receivers, who estimate them like any other
-     * loss, so the operation still returns alike on every rank. */
-    uint64_t datagrams_send_failed;
-
-    /* Resource exhaustion, handled where it happens and only counted here: rounds of datagram
-     * sends that stopped at a full send queue (-FI_EAGAIN, or EAGAIN/ENOBUFS from the kernel;
-     * the rest goes in the next round), and error completions read from a libfabric completion
-     * queue (-FI_EAVAIL: the datagram channel reposts the buffer and counts the datagram lost;
-     * on the reliable channel the transfer failed, and the job is aborted with the reason, since
-     * the peers cannot complete the call without it). */
-    uint64_t send_queue_full;
-    uint64_t completion_errors;
+    OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_U64_FIELD_, OPTIREDUCE_STATS_F64_FIELD_)
 } optireduce_stats_t;
+#undef OPTIREDUCE_STATS_U64_FIELD_
+#undef OPTIREDUCE_STATS_F64_FIELD_
 
 /* What the last allreduce the engine ran on one communicator did, as this rank saw it. */
 typedef struct optireduce_op_report {

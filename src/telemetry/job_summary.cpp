@@ -16,31 +16,21 @@
 namespace optireduce {
 namespace {
 
-constexpr std::array kCounterNames{
-    "engine_calls",        "engine_bytes",           "passthrough_calls",    "fallback_calls",
-    "comms_enabled",       "comms_fallback",         "bounded_calls",        "entries_expected_rs",
-    "entries_lost_rs",     "entries_expected_ag",    "entries_lost_ag",      "phases_complete",
-    "phases_early_close",  "phases_deadline",        "datagrams_sent",       "datagrams_late",
-    "datagrams_duplicate", "datagrams_invalid",      "datagrams_held",       "datagrams_held_dropped",
-    "datagrams_fault_dropped", "hadamard_calls",     "excess_loss_calls",    "reliable_calls",
-    "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent", "repair_chunks_unavailable",
-    "nonblocking_calls",   "staging_failures",       "datagrams_send_failed",
-    "send_queue_full",     "completion_errors"};
+// The integer counters of optireduce_stats_t (its uint64_t fields, in its order): the summary
+// adds them over the ranks and prints them by name. The double fields (error estimates) are
+// reduced on their own, see write_job_summary.
+#define OPTIREDUCE_STATS_COUNTER_NAME_(name, doc) #name,
+#define OPTIREDUCE_STATS_COUNTER_VALUE_(name, doc) s.name,
+#define OPTIREDUCE_STATS_SKIP_(name, doc)
+constexpr std::array kCounterNames{OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_COUNTER_NAME_, OPTIREDUCE_STATS_SKIP_)};
 using Counters = std::array<std::uint64_t, kCounterNames.size()>;
 
-Counters snapshot() {
-    optireduce_stats_t s{};
-    optireduce_get_stats(&s);
-    return {s.engine_calls,        s.engine_bytes,           s.passthrough_calls,    s.fallback_calls,
-            s.comms_enabled,       s.comms_fallback,         s.bounded_calls,        s.entries_expected_rs,
-            s.entries_lost_rs,     s.entries_expected_ag,    s.entries_lost_ag,      s.phases_complete,
-            s.phases_early_close,  s.phases_deadline,        s.datagrams_sent,       s.datagrams_late,
-            s.datagrams_duplicate, s.datagrams_invalid,      s.datagrams_held,       s.datagrams_held_dropped,
-            s.datagrams_fault_dropped, s.hadamard_calls,     s.excess_loss_calls,    s.reliable_calls,
-            s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent, s.repair_chunks_unavailable,
-            s.nonblocking_calls,   s.staging_failures,       s.datagrams_send_failed,
-            s.send_queue_full,     s.completion_errors};
+Counters counters_of(const optireduce_stats_t &s) {
+    return {OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_COUNTER_VALUE_, OPTIREDUCE_STATS_SKIP_)};
 }
+#undef OPTIREDUCE_STATS_COUNTER_NAME_
+#undef OPTIREDUCE_STATS_COUNTER_VALUE_
+#undef OPTIREDUCE_STATS_SKIP_
 
 // The error estimates of the job: their sum over every rank's bounded calls, and the maxima.
 struct Accuracy {
@@ -152,7 +142,10 @@ void write_json(const char *path, int ranks, const Counters &totals, const std::
 void write_job_summary(const Config &config, int world_rank) {
     int ranks = 0;
     PMPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    const Counters mine = snapshot();
+    // One reading of this rank's counters for the integer totals and the error estimates alike.
+    optireduce_stats_t st{};
+    optireduce_get_stats(&st);
+    const Counters mine = counters_of(st);
     Counters totals{};
     std::vector<std::uint64_t> per_rank(world_rank == 0 ? mine.size() * static_cast<std::size_t>(ranks) : 0);
     PMPI_Reduce(mine.data(), totals.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -179,8 +172,6 @@ void write_job_summary(const Config &config, int world_rank) {
         late[r] = process_stats().late_phases_by_rank[r].load(std::memory_order_relaxed);
     PMPI_Reduce(late.data(), late_sum.data(), static_cast<int>(tracked), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 
-    optireduce_stats_t st{};
-    optireduce_get_stats(&st);
     Accuracy acc;
     PMPI_Reduce(&st.error_estimate_sum, &acc.error_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     const double maxima[2] = {st.error_estimate_max, st.drift_estimate_max};

@@ -1,6 +1,7 @@
 // Process-wide counters behind optireduce_get_stats() and the finalize summary.
 #pragma once
 
+#include "optireduce/stats_fields.h"
 #include "telemetry/histogram.hpp"
 
 #include <array>
@@ -11,31 +12,13 @@
 namespace optireduce {
 
 struct ProcessStats {
-    std::atomic<std::uint64_t> engine_calls{0};
-    std::atomic<std::uint64_t> engine_bytes{0};
-    std::atomic<std::uint64_t> passthrough_calls{0};
-    std::atomic<std::uint64_t> fallback_calls{0};
-    std::atomic<std::uint64_t> comms_enabled{0};
-    std::atomic<std::uint64_t> comms_fallback{0};
+    // One atomic per field of optireduce_stats_t, of the same name (optireduce/stats_fields.h).
+#define OPTIREDUCE_STATS_U64_ATOMIC_(name, doc) std::atomic<std::uint64_t> name{0};
+#define OPTIREDUCE_STATS_F64_ATOMIC_(name, doc) std::atomic<double> name{0};
+    OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_U64_ATOMIC_, OPTIREDUCE_STATS_F64_ATOMIC_)
+#undef OPTIREDUCE_STATS_U64_ATOMIC_
+#undef OPTIREDUCE_STATS_F64_ATOMIC_
 
-    // Bounded mode (the fields of optireduce_stats_t of the same names).
-    std::atomic<std::uint64_t> bounded_calls{0};
-    std::atomic<std::uint64_t> entries_expected_rs{0}, entries_lost_rs{0};
-    std::atomic<std::uint64_t> entries_expected_ag{0}, entries_lost_ag{0};
-    std::atomic<std::uint64_t> phases_complete{0}, phases_early_close{0}, phases_deadline{0};
-    std::atomic<std::uint64_t> datagrams_sent{0}, datagrams_late{0}, datagrams_duplicate{0};
-    std::atomic<std::uint64_t> datagrams_invalid{0}, datagrams_held{0}, datagrams_held_dropped{0};
-    std::atomic<std::uint64_t> datagrams_fault_dropped{0};
-    std::atomic<std::uint64_t> stragglers_written_off{0};
-    std::atomic<std::uint64_t> repair_chunks_requested{0}, repair_chunks_sent{0}, repair_chunks_unavailable{0};
-    std::atomic<std::uint64_t> nonblocking_calls{0};  // of engine_calls: MPI_Iallreduce
-    std::atomic<std::uint64_t> staging_failures{0};    // staging that could not grow here
-    std::atomic<std::uint64_t> datagrams_send_failed{0};  // given up: the channel failed their send
-    std::atomic<std::uint64_t> send_queue_full{0};        // send rounds cut short by a full queue
-    std::atomic<std::uint64_t> completion_errors{0};      // error completions (-FI_EAVAIL) read
-    // Accuracy under loss.
-    std::atomic<std::uint64_t> hadamard_calls{0}, excess_loss_calls{0}, reliable_calls{0};
-    std::atomic<double> error_estimate_sum{0}, error_estimate_max{0}, drift_estimate_max{0};
     // Phases in which a peer's stream was incomplete when this rank closed them, by the peer's
     // world rank (the last slot counts every rank beyond): the "slowest peers" of the summary.
     static constexpr std::size_t kTrackedRanks = 1024;

@@ -1,0 +1,86 @@
+/* optireduce's process counters: the one list of them.
+ *
+ * Everything that names the counters is generated from OPTIREDUCE_STATS_FIELDS: the public
+ * struct optireduce_stats_t (optireduce.h), the library's atomics, the copy into the struct, the
+ * names and values of the OPTIREDUCE_STATS summary and its JSON file, and the names that
+ * optireduce_stats_field_name() gives programs that read the struct without this header (Python
+ * through ctypes). A new counter is one line here, at the end of the list.
+ *
+ * OPTIREDUCE_STATS_FIELDS(U64, F64) calls U64(name, doc) for each uint64_t field and F64(name,
+ * doc) for each double field, in the order of the struct; doc is a one-line description.
+ *
+ * Never reorder, remove or retype an entry: optireduce_stats_t's layout is ABI, and programs
+ * compiled against an older, shorter struct read its first bytes (optireduce_get_stats_sized).
+ *
+ * Process-wide counters since MPI_Init (this process only; the OPTIREDUCE_STATS summary adds
+ * them over all ranks, so there a communicator of N ranks counts N times in comms_*). Every
+ * uint64_t field only grows.
+ *
+ * Bounded mode (OPTIREDUCE_MODE=bounded): an entry is one float of the vector; "rs" is the
+ * reduce-scatter phase (contributions to the shard this rank owns), "ag" the all-gather phase
+ * (reduced shards of the other ranks). Lost entries were estimated, not received. The error
+ * estimate of an operation is this rank's estimate of ||result - exact sum|| / ||result|| (see
+ * optireduce_last_op). Phase-2 repair: all-gather chunks this rank asked their owners to send
+ * again, chunks it sent again when asked, and chunks asked of it that it no longer had (the
+ * request came after its next operation's shard replaced them).
+ *
+ * Plain C (C99 and later) and C++. */
+#ifndef OPTIREDUCE_STATS_FIELDS_H
+#define OPTIREDUCE_STATS_FIELDS_H
+
+/* clang-format off */
+#define OPTIREDUCE_STATS_FIELDS(U64, F64) \
+    U64(engine_calls,            "allreduce calls completed by the optireduce engine") \
+    U64(engine_bytes,            "payload bytes of those calls (count * element size)") \
+    U64(passthrough_calls,       "calls handed unchanged to the underlying MPI, all reasons") \
+    U64(fallback_calls,          "of those: float SUM calls the engine did not take, because they were below " \
+                                 "OPTIREDUCE_MIN_BYTES or the engine is off on their communicator (setup " \
+                                 "failed, configuration differs across ranks, mode=off, intercommunicator, " \
+                                 "one rank)") \
+    U64(comms_enabled,           "communicators on which the engine was set up") \
+    U64(comms_fallback,          "communicators that fell back to the underlying MPI") \
+    U64(bounded_calls,           "bounded mode: of engine_calls, those that ran with deadlines") \
+    U64(entries_expected_rs,     "bounded mode: entries this rank was to receive in the reduce-scatter") \
+    U64(entries_lost_rs,         "bounded mode: ... of those, lost (estimated, not received)") \
+    U64(entries_expected_ag,     "bounded mode: entries this rank was to receive in the all-gather") \
+    U64(entries_lost_ag,         "bounded mode: ... of those, lost (estimated, not received)") \
+    U64(phases_complete,         "phases that ended because everything arrived") \
+    U64(phases_early_close,      "... because every sender's last datagram arrived and the link went quiet, " \
+                                 "with something still missing") \
+    U64(phases_deadline,         "... because their deadline passed") \
+    U64(datagrams_sent,          "datagrams this rank sent") \
+    U64(datagrams_late,          "datagrams that arrived after this rank closed their operation or phase") \
+    U64(datagrams_duplicate,     "datagrams that arrived twice") \
+    U64(datagrams_invalid,       "datagrams that failed a check of the wire protocol: dropped unread") \
+    U64(datagrams_held,          "datagrams that arrived before this rank started their operation") \
+    U64(datagrams_held_dropped,  "... too far ahead to be held") \
+    U64(datagrams_fault_dropped, "datagrams discarded by OPTIREDUCE_FAULT_DROP (tests only)") \
+    U64(hadamard_calls,          "of bounded_calls: those that ran the randomized Hadamard transform") \
+    U64(excess_loss_calls,       "... that lost more than OPTIREDUCE_MAX_LOSS of their entries") \
+    U64(reliable_calls,          "calls run through the underlying MPI because of " \
+                                 "OPTIREDUCE_ON_EXCESS_LOSS=exact") \
+    F64(error_estimate_sum,      "sum of the error estimates over bounded_calls: divide by it for the mean") \
+    F64(error_estimate_max,      "largest error estimate of a bounded call") \
+    F64(drift_estimate_max,      "largest part of an estimate that this rank alone had (its phase-2 fills): " \
+                                 "how far replicas may have drifted apart") \
+    U64(stragglers_written_off,  "(phase, peer) pairs whose peer had not started sending when the phase " \
+                                 "closed at the straggler bound (OPTIREDUCE_STRAGGLER_MAX_MS)") \
+    U64(repair_chunks_requested, "phase-2 repair: all-gather chunks this rank asked their owners to send again") \
+    U64(repair_chunks_sent,      "phase-2 repair: chunks this rank sent again when asked") \
+    U64(repair_chunks_unavailable, "phase-2 repair: chunks asked of this rank that it no longer had") \
+    U64(nonblocking_calls,       "of engine_calls: those that came as MPI_Iallreduce (their requests complete " \
+                                 "through MPI_Wait, MPI_Test and the rest of that family as usual)") \
+    U64(staging_failures,        "engine staging memory that could not be allocated or registered on this rank " \
+                                 "(the operation then failed on every rank of the communicator, in step, " \
+                                 "with MPI_ERR_NO_MEM)") \
+    U64(datagrams_send_failed,   "datagrams of bounded operations given up because the datagram channel failed " \
+                                 "their send (an error, not a full queue): lost to their receivers, who " \
+                                 "estimate them like any other loss") \
+    U64(send_queue_full,         "rounds of datagram sends that stopped at a full send queue (-FI_EAGAIN, or " \
+                                 "EAGAIN/ENOBUFS from the kernel); the rest goes in the next round") \
+    U64(completion_errors,       "error completions read from a libfabric completion queue (-FI_EAVAIL): the " \
+                                 "datagram channel reposts the buffer and counts the datagram lost; on the " \
+                                 "reliable channel the transfer failed and the job is aborted with the reason")
+/* clang-format on */
+
+#endif /* OPTIREDUCE_STATS_FIELDS_H */
