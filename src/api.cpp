@@ -8,6 +8,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <array>
+#include <cstring>
 #include <mutex>
 
 #define OPTIREDUCE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -34,12 +37,52 @@ optireduce_stats_t read_stats() {
     return out;
 }
 
+struct StatsField {
+    const char *name;
+    const char *type;
+};
+#define OPTIREDUCE_STATS_U64_ENTRY_(name, doc) StatsField{#name, "uint64_t"},
+#define OPTIREDUCE_STATS_F64_ENTRY_(name, doc) StatsField{#name, "double"},
+constexpr std::array kStatsFields{
+    OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_U64_ENTRY_, OPTIREDUCE_STATS_F64_ENTRY_)};
+#undef OPTIREDUCE_STATS_U64_ENTRY_
+#undef OPTIREDUCE_STATS_F64_ENTRY_
+// Every field is 8 bytes wide, so the struct has no padding and field i is at offset 8 * i:
+// what optireduce_stats_field_name() tells a ctypes reader is the whole layout.
+static_assert(sizeof(optireduce_stats_t) == kStatsFields.size() * 8);
+
+const StatsField *stats_field(int i) {
+    if (i < 0 || static_cast<std::size_t>(i) >= kStatsFields.size()) return nullptr;
+    return &kStatsFields[static_cast<std::size_t>(i)];
+}
+
 }  // namespace
+
+OPTIREDUCE_EXPORT int optireduce_get_stats_sized(optireduce_stats_t *out, size_t size) {
+    constexpr int have = static_cast<int>(sizeof(optireduce_stats_t));
+    if (size == 0) return have;
+    if (!out) return -1;
+    const optireduce_stats_t s = read_stats();
+    std::memcpy(out, &s, std::min(size, sizeof s));
+    return have;
+}
 
 OPTIREDUCE_EXPORT int optireduce_get_stats(optireduce_stats_t *out) {
     if (!out) return -1;
     *out = read_stats();
     return 0;
+}
+
+OPTIREDUCE_EXPORT int optireduce_stats_field_count(void) { return static_cast<int>(kStatsFields.size()); }
+
+OPTIREDUCE_EXPORT const char *optireduce_stats_field_name(int i) {
+    const StatsField *f = stats_field(i);
+    return f ? f->name : nullptr;
+}
+
+OPTIREDUCE_EXPORT const char *optireduce_stats_field_type(int i) {
+    const StatsField *f = stats_field(i);
+    return f ? f->type : nullptr;
 }
 
 OPTIREDUCE_EXPORT int optireduce_last_op(int comm_fortran_handle, optireduce_op_report_t *out) {

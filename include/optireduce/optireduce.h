@@ -4,10 +4,11 @@
  * It is for programs and tools that want to read what the library did, or switch it off and on
  * for one communicator. The functions are plain C with no MPI types, so a program that was never
  * linked against optireduce can still find them at run time with
- * dlsym(RTLD_DEFAULT, "optireduce_get_stats") when the library is preloaded. */
+ * dlsym(RTLD_DEFAULT, "optireduce_get_stats_sized") when the library is preloaded. */
 #ifndef OPTIREDUCE_OPTIREDUCE_H
 #define OPTIREDUCE_OPTIREDUCE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "stats_fields.h" /* OPTIREDUCE_STATS_FIELDS: the counters */
@@ -60,8 +61,31 @@ const char *optireduce_version(void);
 /* The MPI ABI this build of the library was compiled for: "Open MPI" or "MPICH". */
 const char *optireduce_mpi_abi(void);
 
-/* Copies the counters into *out. Returns 0, or -1 if out is NULL. Safe to call at any time. */
+/* Copies the counters into *out: the first min(size, sizeof(optireduce_stats_t)) bytes of the
+ * library's struct, nothing past size. Pass sizeof *out: a program compiled against an older
+ * header, whose struct is shorter, gets the fields it knows and nothing is written past them; a
+ * program compiled against a newer header than the library's gets the library's fields and the
+ * rest of its struct left as it was. Returns the size of the library's struct in bytes (compare
+ * it with size to tell which fields were filled), or -1 if out is NULL and size is not 0.
+ * optireduce_get_stats_sized(NULL, 0) returns the size alone. Safe to call at any time.
+ *
+ *     optireduce_stats_t s = {0};
+ *     int have = optireduce_get_stats_sized(&s, sizeof s);  // -1 on error */
+int optireduce_get_stats_sized(optireduce_stats_t *out, size_t size);
+
+/* The call before optireduce_get_stats_sized: copies sizeof(optireduce_stats_t) bytes, the size
+ * of this library's struct, into *out. Returns 0, or -1 if out is NULL. Kept for programs
+ * already built with it; new code should call optireduce_get_stats_sized, which never writes
+ * past what the caller passes. */
 int optireduce_get_stats(optireduce_stats_t *out);
+
+/* The fields of optireduce_stats_t as the library has them, for programs that read the struct
+ * without this header (Python through ctypes): their number, and for 0 <= i < that number the
+ * name of field i and its C type, "uint64_t" or "double", in the order of the struct. Out of
+ * range: NULL. Build the struct from these, then read it with optireduce_get_stats_sized. */
+int optireduce_stats_field_count(void);
+const char *optireduce_stats_field_name(int i);
+const char *optireduce_stats_field_type(int i);
 
 /* The report of the last engine operation on a communicator, given by its Fortran handle so
  * that this header needs no MPI types: pass MPI_Comm_c2f(comm) from C, comm.py2f() from mpi4py.

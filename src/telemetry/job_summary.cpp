@@ -144,7 +144,7 @@ void write_job_summary(const Config &config, int world_rank) {
     PMPI_Comm_size(MPI_COMM_WORLD, &ranks);
     // One reading of this rank's counters for the integer totals and the error estimates alike.
     optireduce_stats_t st{};
-    optireduce_get_stats(&st);
+    optireduce_get_stats_sized(&st, sizeof st);
     const Counters mine = counters_of(st);
     Counters totals{};
     std::vector<std::uint64_t> per_rank(world_rank == 0 ? mine.size() * static_cast<std::size_t>(ranks) : 0);
