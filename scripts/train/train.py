@@ -142,36 +142,36 @@ class GlooComm:
 
 
 # --- optireduce's counters (only when the library is preloaded) -----------------------------------
-class OptireduceStats(ctypes.Structure):
-    """optireduce_stats_t from include/optireduce/optireduce.h, in its order."""
-    _fields_ = [(name, ctypes.c_uint64) for name in (
-        "engine_calls", "engine_bytes", "passthrough_calls", "fallback_calls", "comms_enabled",
-        "comms_fallback", "bounded_calls", "entries_expected_rs", "entries_lost_rs",
-        "entries_expected_ag", "entries_lost_ag", "phases_complete", "phases_early_close",
-        "phases_deadline", "datagrams_sent", "datagrams_late", "datagrams_duplicate",
-        "datagrams_invalid", "datagrams_held", "datagrams_held_dropped",
-        "datagrams_fault_dropped", "hadamard_calls", "excess_loss_calls", "reliable_calls")] + [
-        ("error_estimate_sum", ctypes.c_double), ("error_estimate_max", ctypes.c_double),
-        ("drift_estimate_max", ctypes.c_double)] + [(name, ctypes.c_uint64) for name in (
-        "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent",
-        "repair_chunks_unavailable")]
+def optireduce_stats_struct(proc):
+    """optireduce_stats_t as the preloaded library has it, built from the field names and types
+    it reports (include/optireduce/stats_fields.h is the one list of them)."""
+    count, name, ctype = (proc.optireduce_stats_field_count, proc.optireduce_stats_field_name,
+                          proc.optireduce_stats_field_type)
+    count.restype = ctypes.c_int
+    for f in (name, ctype):
+        f.argtypes = [ctypes.c_int]
+        f.restype = ctypes.c_char_p
+    types = {"uint64_t": ctypes.c_uint64, "double": ctypes.c_double}
+    fields = [(name(i).decode(), types[ctype(i).decode()]) for i in range(count())]
+    return type("OptireduceStats", (ctypes.Structure,), {"_fields_": fields})
 
 
 class LibraryStats:
-    """optireduce_get_stats() of the preloaded library, looked up in the process's global
+    """optireduce_get_stats_sized() of the preloaded library, looked up in the process's global
     symbols; present() is False when the library is not preloaded."""
 
     def __init__(self):
         self.fn = None
-        try:
-            self.fn = ctypes.CDLL(None).optireduce_get_stats
-        except AttributeError:
-            return
-        self.fn.argtypes = [ctypes.c_void_p]
+        proc = ctypes.CDLL(None)
+        if not hasattr(proc, "optireduce_get_stats"):
+            return  # not preloaded
+        if not hasattr(proc, "optireduce_get_stats_sized"):
+            sys.exit("train.py: the preloaded optireduce is older than this script (it has no "
+                     "optireduce_get_stats_sized)")
+        self.fn = proc.optireduce_get_stats_sized
+        self.fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         self.fn.restype = ctypes.c_int
-        # Spare room after the struct: a library whose struct grew at the end must not write
-        # past our buffer.
-        self.buf = ctypes.create_string_buffer(ctypes.sizeof(OptireduceStats) + 1024)
+        self.stats = optireduce_stats_struct(proc)()
 
     def present(self):
         return self.fn is not None
@@ -182,9 +182,9 @@ class LibraryStats:
 
     def read(self):
         """This process's counters, in FIELDS' order, or None."""
-        if not self.present() or self.fn(self.buf) != 0:
+        if not self.present() or self.fn(ctypes.byref(self.stats), ctypes.sizeof(self.stats)) < 0:
             return None
-        s = OptireduceStats.from_buffer(self.buf)
+        s = self.stats
         return (s.engine_calls, s.entries_lost_rs + s.entries_lost_ag,
                 s.entries_expected_rs + s.entries_expected_ag, s.entries_lost_ag,
                 s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent)

@@ -36,7 +36,6 @@ optireduce_last_op() of their communicator. --expect-bounded: every engine call 
 bounded (with deadlines: bounded_calls), as over the kernel UDP channel. Each failure prints a line starting "FAIL "; the job
 exits nonzero if any rank failed.
 """
-import ctypes
 import os
 import sys
 import time
@@ -44,7 +43,7 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from optireduce_ctypes import Library, Stats, delta, lost
+from optireduce_ctypes import Library, delta, lost
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
@@ -70,21 +69,15 @@ def fail(msg):
 
 
 # --- the library's error estimates ---------------------------------------------------------
-# optireduce_get_stats' error_estimate_sum (a double, which Library.read() leaves out): the sum of
+# error_estimate_sum (a double, which Library.read() leaves out; read_all() has it): the sum of
 # the error estimates of every bounded operation this rank ran. Each estimate is >= 0, so the
 # growth since a mark bounds the estimate of every call made since then.
-_get_stats = getattr(ctypes.CDLL(None), "optireduce_get_stats", None) if LIB else None
-if _get_stats is not None:
-    _get_stats.argtypes = [ctypes.c_void_p]
-    _get_stats.restype = ctypes.c_int
-_stats_buf = ctypes.create_string_buffer(ctypes.sizeof(Stats) + 1024)
 estimate_mark = [0.0]  # set when each Counters block begins
 
 
 def estimate_sum():
-    if _get_stats is None or _get_stats(_stats_buf) != 0:
-        return 0.0
-    return Stats.from_buffer_copy(_stats_buf).error_estimate_sum
+    s = lib.read_all()
+    return 0.0 if s is None else s["error_estimate_sum"]
 
 
 # The error estimate is designed to be within a factor of 2 of the actual error (optireduce.h):

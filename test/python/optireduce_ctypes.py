@@ -6,25 +6,20 @@ read() returns None, so the same program runs natively.
 """
 import ctypes
 
-_U64_HEAD = (
-    "engine_calls", "engine_bytes", "passthrough_calls", "fallback_calls", "comms_enabled",
-    "comms_fallback", "bounded_calls", "entries_expected_rs", "entries_lost_rs",
-    "entries_expected_ag", "entries_lost_ag", "phases_complete", "phases_early_close",
-    "phases_deadline", "datagrams_sent", "datagrams_late", "datagrams_duplicate",
-    "datagrams_invalid", "datagrams_held", "datagrams_held_dropped", "datagrams_fault_dropped",
-    "hadamard_calls", "excess_loss_calls", "reliable_calls")
-_DOUBLES = ("error_estimate_sum", "error_estimate_max", "drift_estimate_max")
-_U64_TAIL = ("stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent",
-             "repair_chunks_unavailable",
-             # Newer libraries only: an older one leaves it 0 (the buffer below has room).
-             "nonblocking_calls", "staging_failures",
-             "datagrams_send_failed", "send_queue_full", "completion_errors")
+_CTYPES = {"uint64_t": ctypes.c_uint64, "double": ctypes.c_double}
 
 
-class Stats(ctypes.Structure):
-    """optireduce_stats_t, field for field."""
-    _fields_ = ([(n, ctypes.c_uint64) for n in _U64_HEAD] + [(n, ctypes.c_double) for n in _DOUBLES]
-                + [(n, ctypes.c_uint64) for n in _U64_TAIL])
+def _stats_struct(proc):
+    """optireduce_stats_t as the preloaded library has it, built from the field names and types
+    the library reports (include/optireduce/stats_fields.h is the one list; no copy here)."""
+    count, name, ctype = (proc.optireduce_stats_field_count, proc.optireduce_stats_field_name,
+                          proc.optireduce_stats_field_type)
+    count.restype = ctypes.c_int
+    for f in (name, ctype):
+        f.argtypes = [ctypes.c_int]
+        f.restype = ctypes.c_char_p
+    fields = [(name(i).decode(), _CTYPES[ctype(i).decode()]) for i in range(count())]
+    return type("Stats", (ctypes.Structure,), {"_fields_": fields})
 
 
 class OpReport(ctypes.Structure):
@@ -36,27 +31,30 @@ class OpReport(ctypes.Structure):
                 ("excess", ctypes.c_int), ("path", ctypes.c_int)]
 
 
-COUNTERS = _U64_HEAD + _U64_TAIL  # the integer fields, for deltas
-
-
 class Library:
     """The preloaded library's counters, or nothing when it is not there."""
 
     def __init__(self):
         self._stats = self._last_op = None
+        proc = ctypes.CDLL(None)
+        if not hasattr(proc, "optireduce_get_stats"):
+            return  # the library is not preloaded
         try:
-            proc = ctypes.CDLL(None)
-            self._stats = proc.optireduce_get_stats
-            self._last_op = proc.optireduce_last_op
+            self._stats = proc.optireduce_get_stats_sized
+            self.Stats = _stats_struct(proc)
         except AttributeError:
-            return
-        self._stats.argtypes = [ctypes.c_void_p]
+            raise RuntimeError("the preloaded optireduce has no optireduce_get_stats_sized and "
+                               "optireduce_stats_field_name: it is older than this module") from None
+        self._last_op = proc.optireduce_last_op
+        self._stats.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         self._stats.restype = ctypes.c_int
         self._last_op.argtypes = [ctypes.c_int, ctypes.c_void_p]
         self._last_op.restype = ctypes.c_int
-        # Room to spare after the structs: a library whose structs grew at the end must not
-        # write past our buffers.
-        self._sbuf = ctypes.create_string_buffer(ctypes.sizeof(Stats) + 1024)
+        # The integer fields, for deltas (the doubles are error estimates).
+        self.counters = tuple(n for n, t in self.Stats._fields_ if t is ctypes.c_uint64)
+        self._s = self.Stats()
+        # optireduce_last_op has no size argument: room to spare after the struct, so that a
+        # library whose struct grew at the end does not write past our buffer.
         self._obuf = ctypes.create_string_buffer(ctypes.sizeof(OpReport) + 1024)
 
     def present(self):
@@ -64,10 +62,19 @@ class Library:
 
     def read(self):
         """This process's counters as a dict (integer fields only), or None."""
-        if not self.present() or self._stats(self._sbuf) != 0:
+        s = self.read_all()
+        return None if s is None else {n: s[n] for n in self.counters}
+
+    def read_all(self):
+        """Every field of optireduce_stats_t as a dict, the error estimates (doubles) too, or
+        None."""
+        if not self.present():
             return None
-        s = Stats.from_buffer_copy(self._sbuf)
-        return {n: getattr(s, n) for n in COUNTERS}
+        have = self._stats(ctypes.byref(self._s), ctypes.sizeof(self._s))
+        if have != ctypes.sizeof(self._s):
+            raise RuntimeError("optireduce_get_stats_sized returned %d, but the field names the "
+                               "library gave make a %d-byte struct" % (have, ctypes.sizeof(self._s)))
+        return {n: getattr(self._s, n) for n, _ in self.Stats._fields_}
 
     def last_op(self, comm):
         """optireduce_last_op for an mpi4py communicator: an OpReport, or None when the engine
