@@ -119,3 +119,38 @@ TEST(ConfigErrors, EveryValidatedKnobRejectsGarbage) {
 
 }  // namespace
 }  // namespace optireduce
+
+namespace optireduce {
+namespace {
+
+using testing_support::FakeEnv;
+
+std::string error_of(const FakeEnv &env) {
+    const ParseResult r = env.parse();
+    return r.error ? r.error->message : "(accepted)";
+}
+
+// The checks beyond one row's range say what to set, in these words (users grep for them).
+TEST(ConfigErrors, ChecksBeyondTheRangeKeepTheirMessages) {
+    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_MTU", "100"}}),
+              "OPTIREDUCE_MTU=100 is below 576, the smallest MTU IPv4 allows. Allowed: 0, or 576..9000 "
+              "(0: the path MTU).");
+    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_TIMEOUT_MIN_MS", "50"}, {"OPTIREDUCE_TIMEOUT_MAX_MS", "10"}}),
+              "OPTIREDUCE_TIMEOUT_MIN_MS=50 is above OPTIREDUCE_TIMEOUT_MAX_MS=10. Set the minimum at or "
+              "below the maximum.");
+    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_HADAMARD_BLOCK", "3000"}}),
+              "OPTIREDUCE_HADAMARD_BLOCK=3000 is not a power of two. Use one of 256, 512, ... 1048576 "
+              "(elements).");
+    // Equal ends are allowed; the first failing check wins, in table order.
+    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_TIMEOUT_MIN_MS", "7"}, {"OPTIREDUCE_TIMEOUT_MAX_MS", "7"}}),
+              "(accepted)");
+    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_MTU", "100"}, {"OPTIREDUCE_HADAMARD_BLOCK", "3000"}}).rfind(
+                  "OPTIREDUCE_MTU=", 0),
+              0u);
+    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_MODE", "fast"}, {"OPTIREDUCE_MTU", "100"}}),
+              "OPTIREDUCE_MODE='fast' is invalid: not one of the allowed values; allowed: bounded|exact|off "
+              "(default bounded). Fix or unset the variable.");
+}
+
+}  // namespace
+}  // namespace optireduce

@@ -215,3 +215,81 @@ TEST(ConfigParse, TimeoutMinAboveMaxIsRejectedNamingBoth) {
 }
 }  // namespace
 }  // namespace optireduce
+
+namespace optireduce {
+namespace {
+
+using testing_support::FakeEnv;
+using testing_support::parsed;
+
+TEST(ConfigParse, UdpOffloadSpellings) {
+    struct Case {
+        const char *text;
+        bool gso, gro;
+    };
+    for (const Case &c : {Case{"auto", true, true}, Case{"GSO", true, false}, Case{"gro", false, true},
+                          Case{"off", false, false}}) {
+        SCOPED_TRACE(c.text);
+        const Config cfg = parsed(FakeEnv{{"OPTIREDUCE_UDP_OFFLOAD", c.text}});
+        EXPECT_EQ(cfg.udp_gso, c.gso);
+        EXPECT_EQ(cfg.udp_gro, c.gro);
+    }
+}
+
+// Every spelling of every enumeration reaches its own value.
+TEST(ConfigParse, EverySpellingOfEveryEnumeration) {
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_HADAMARD", "on"}}).hadamard, Hadamard::on);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_HADAMARD", "off"}}).hadamard, Hadamard::off);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_HADAMARD", "auto"}}).hadamard, Hadamard::automatic);
+    EXPECT_EQ(parsed(FakeEnv{}).hadamard, Hadamard::automatic);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_ON_EXCESS_LOSS", "warn"}}).on_excess_loss, ExcessLoss::warn);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_ON_EXCESS_LOSS", "error"}}).on_excess_loss, ExcessLoss::error);
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_ON_EXCESS_LOSS", "exact"}}).on_excess_loss, ExcessLoss::exact);
+    EXPECT_EQ(parsed(FakeEnv{}).on_excess_loss, ExcessLoss::warn);
+}
+
+// Where each value lands, and the integer fields that numbers (not byte counts) fill.
+TEST(ConfigParse, EveryKnobLandsInItsField) {
+    const Config c = parsed(FakeEnv{{"OPTIREDUCE_IFACE", "eth0,eth1"},     {"OPTIREDUCE_MTU", "1500"},
+                                    {"OPTIREDUCE_TIMEOUT_MIN_MS", "2"},     {"OPTIREDUCE_TIMEOUT_MAX_MS", "500"},
+                                    {"OPTIREDUCE_STRAGGLER_MAX_MS", "250"}, {"OPTIREDUCE_FAULT_DUPLICATE", "0.1"},
+                                    {"OPTIREDUCE_FAULT_DELAY_MS", "100"},   {"OPTIREDUCE_FAULT_SEED", "7K"},
+                                    {"OPTIREDUCE_FAULT_ALLOC_RANK", "2"},   {"OPTIREDUCE_FAULT_ALLOC_NTH", "3"},
+                                    {"OPTIREDUCE_FAULT_SEND_RANK", "4"},    {"OPTIREDUCE_FAULT_SEND_PROB", "0.5"},
+                                    {"OPTIREDUCE_FAULT_EXIT_RANK", "5"},    {"OPTIREDUCE_FAULT_DROP", "0.05"},
+                                    {"OPTIREDUCE_DGRAM_PROVIDER", "EFA"},   {"OPTIREDUCE_STATS", "yes"}});
+    EXPECT_EQ(c.iface, "eth0,eth1");
+    EXPECT_EQ(c.mtu, 1500u);
+    EXPECT_DOUBLE_EQ(c.timeout_min_ms, 2);
+    EXPECT_DOUBLE_EQ(c.timeout_max_ms, 500);
+    EXPECT_DOUBLE_EQ(c.straggler_max_ms, 250);
+    EXPECT_DOUBLE_EQ(c.fault_duplicate, 0.1);
+    EXPECT_DOUBLE_EQ(c.fault_delay_ms, 100);
+    EXPECT_EQ(c.fault_seed, 7168u);
+    EXPECT_EQ(c.fault_alloc_rank, 2);
+    EXPECT_EQ(c.fault_alloc_nth, 3u);
+    EXPECT_EQ(c.fault_send_rank, 4);
+    EXPECT_DOUBLE_EQ(c.fault_send_prob, 0.5);
+    EXPECT_EQ(c.fault_exit_rank, 5);
+    EXPECT_DOUBLE_EQ(c.fault_drop, 0.05);
+    EXPECT_EQ(c.dgram_provider, "efa");
+    EXPECT_TRUE(c.stats);
+    const Config d = parsed(FakeEnv{});
+    EXPECT_EQ(d.fault_alloc_rank, -1);
+    EXPECT_EQ(d.fault_alloc_nth, 1u);
+    EXPECT_EQ(d.fault_seed, 1u);
+    EXPECT_EQ(d.mtu, 0u);
+    EXPECT_EQ(d.dgram_provider, "auto");
+}
+
+// A blank (all spaces) provider is set, not unset: its text is empty, the provider the default.
+TEST(ConfigParse, BlankProviderMeansAuto) {
+    const Config c = parsed(FakeEnv{{"OPTIREDUCE_PROVIDER", "  "}, {"OPTIREDUCE_DGRAM_PROVIDER", " "}});
+    EXPECT_EQ(c.provider, "auto");
+    EXPECT_EQ(c.dgram_provider, "auto");
+    EXPECT_EQ(value_of(c, "OPTIREDUCE_PROVIDER").text, "");
+    EXPECT_EQ(value_of(c, "OPTIREDUCE_PROVIDER").source, Source::environment);
+}
+
+}  // namespace
+}  // namespace optireduce
