@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
+#include <type_traits>
 
 extern char **environ;
 
@@ -15,25 +18,86 @@ namespace {
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB, TiB = 1024 * GiB;
 
+// The spellings of each enumeration knob: what parse_config() accepts and stores, what the
+// table's allowed text says (kAllowed, built from them) and what to_string() prints.
+template <class E> struct Spelling {
+    const char *text;
+    E value;
+};
+template <class E, std::size_t N> using Spellings = std::array<Spelling<E>, N>;
+
+constexpr Spellings<Mode, 3> kModes{{{"bounded", Mode::bounded}, {"exact", Mode::exact}, {"off", Mode::off}}};
+constexpr Spellings<UdpOffload, 4> kUdpOffloads{{{"auto", UdpOffload::automatic},
+                                                 {"gso", UdpOffload::gso},
+                                                 {"gro", UdpOffload::gro},
+                                                 {"off", UdpOffload::off}}};
+constexpr Spellings<Hadamard, 3> kHadamards{
+    {{"on", Hadamard::on}, {"off", Hadamard::off}, {"auto", Hadamard::automatic}}};
+constexpr Spellings<ExcessLoss, 3> kExcessLosses{
+    {{"warn", ExcessLoss::warn}, {"error", ExcessLoss::error}, {"exact", ExcessLoss::exact}}};
+constexpr Spellings<LogLevel, 4> kLogLevels{
+    {{"error", LogLevel::error}, {"warn", LogLevel::warn}, {"info", LogLevel::info}, {"debug", LogLevel::debug}}};
+
+// An enumeration's spellings, found by its type.
+constexpr const auto &spellings(Mode) { return kModes; }
+constexpr const auto &spellings(UdpOffload) { return kUdpOffloads; }
+constexpr const auto &spellings(Hadamard) { return kHadamards; }
+constexpr const auto &spellings(ExcessLoss) { return kExcessLosses; }
+constexpr const auto &spellings(LogLevel) { return kLogLevels; }
+
+// "a|b|c", NUL-terminated: the spellings of E joined as an enumeration row's allowed text.
+template <class E> constexpr auto joined_spellings() {
+    constexpr std::size_t size = [] {
+        std::size_t n = 0;
+        for (const auto &s : spellings(E{})) n += std::char_traits<char>::length(s.text) + 1;
+        return n;
+    }();
+    std::array<char, size> out{};
+    std::size_t at = 0;
+    for (const auto &s : spellings(E{})) {
+        if (at != 0) out[at++] = '|';
+        for (const char *c = s.text; *c != '\0'; ++c) out[at++] = *c;
+    }
+    return out;
+}
+template <class E> constexpr auto kAllowedText = joined_spellings<E>();
+template <class E> constexpr const char *kAllowed = kAllowedText<E>.data();
+
+template <class E> E spelled(std::string_view text) {
+    for (const auto &s : spellings(E{}))
+        if (text == s.text) return s.value;
+    return spellings(E{})[0].value;  // not reached: check_knob() let only spellings through
+}
+
+template <class E> const char *spelling_of(E value) {
+    for (const auto &s : spellings(E{}))
+        if (s.value == value) return s.text;
+    return "?";
+}
+
 // The table. Defaults are justified in docs/configuration.md's notes and docs/benchmarks.md.
 constexpr std::array kKnobs{
-    KnobSpec{"OPTIREDUCE_MODE", KnobType::enumeration, "bounded", "bounded|exact|off", 0, 0, true,
+    KnobSpec{"OPTIREDUCE_MODE", KnobType::enumeration, "bounded", kAllowed<Mode>, 0, 0, true,
              "bounded: Transpose AllReduce over unreliable datagrams with a deadline per phase; "
              "what misses it is estimated without bias. exact: the same schedule over a reliable "
-             "channel, no deadline. off: every call goes to the underlying MPI"},
+             "channel, no deadline. off: every call goes to the underlying MPI",
+             &Config::mode},
     KnobSpec{"OPTIREDUCE_MIN_BYTES", KnobType::bytes, "65536", "0..1T", 0, TiB, true,
              "float SUM calls smaller than this (count*4 bytes) go to the underlying MPI, whose "
-             "latency-optimised algorithms win for small messages"},
+             "latency-optimised algorithms win for small messages",
+             &Config::min_bytes},
     KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::identifier, "auto", "auto or a libfabric provider",
              0, 0, true,
              "reliable libfabric provider of exact mode: auto picks shm when all ranks of a communicator "
              "share a node, tcp;ofi_rxm otherwise; 'tcp' means tcp;ofi_rxm. Independent of "
-             "FI_PROVIDER, which also filters Open MPI's own libfabric use"},
+             "FI_PROVIDER, which also filters Open MPI's own libfabric use",
+             &Config::provider},
     KnobSpec{"OPTIREDUCE_SEGMENT_BYTES", KnobType::bytes, "4194304", "4K..64M", 4 * KiB, 64 * MiB,
              true,
              "exact mode: largest message the engine sends; shards are split into segments of this size so "
              "reduction and the all-gather start before a whole shard has arrived. The default "
-             "is large because each message costs a handshake on shm (docs/benchmarks.md)"},
+             "is large because each message costs a handshake on shm (docs/benchmarks.md)",
+             &Config::segment_bytes},
     KnobSpec{"OPTIREDUCE_DGRAM_PROVIDER", KnobType::identifier, "auto",
              "auto, kernel, or a libfabric provider with FI_EP_DGRAM", 0, 0, true,
              "datagram channel of bounded mode. auto: when a communicator spans nodes, a "
@@ -43,99 +107,201 @@ constexpr std::array kKnobs{
              "batched system calls. A libfabric name (udp, efa, ...) uses that provider; udp is "
              "libfabric's development provider, one system call per datagram, kept for "
              "comparison. One that cannot open makes the communicator fall back to the "
-             "underlying MPI"},
+             "underlying MPI",
+             &Config::dgram_provider},
     KnobSpec{"OPTIREDUCE_IFACE", KnobType::string, "", "interface names, comma-separated", 0, 0, false,
              "kernel datagram channel: the network interfaces whose IPv4 addresses peers may send "
              "to (like Open MPI's btl_tcp_if_include); empty: every interface that is up except "
              "loopback. Each peer is reached at an address on a subnet both share, over loopback "
-             "when it shares this network namespace"},
+             "when it shares this network namespace",
+             &Config::iface},
     KnobSpec{"OPTIREDUCE_MTU", KnobType::bytes, "0", "0, or 576..9000", 0, 9000, false,
              "kernel datagram channel: 0 sizes datagrams to the path MTU of the route to the "
              "peers (1472 bytes at 1500, 8972 at 9000, never more), agreed across the ranks of a "
-             "communicator; a value caps the MTU below that"},
-    KnobSpec{"OPTIREDUCE_UDP_OFFLOAD", KnobType::enumeration, "auto", "auto|gso|gro|off", 0, 0, false,
+             "communicator; a value caps the MTU below that",
+             &Config::mtu},
+    KnobSpec{"OPTIREDUCE_UDP_OFFLOAD", KnobType::enumeration, "auto", kAllowed<UdpOffload>, 0, 0, false,
              "kernel datagram channel: auto uses UDP segmentation offload on send (UDP_SEGMENT) "
              "and coalescing on receive (UDP_GRO) where the kernel has them; gso or gro only one "
              "of them; off neither (sendmmsg/recvmmsg of single datagrams). optireduce-info says "
-             "which the kernel offers"},
+             "which the kernel offers",
+             &Config::udp_offload},
     KnobSpec{"OPTIREDUCE_TARGET_LOSS", KnobType::number, "0.001", "0..0.5", 0, 0.5, false,
              "bounded mode: fraction of gradient entries per operation that may miss the "
              "deadline; the adaptive deadline widens when partially delivered streams lose more "
              "than this and tightens when they lose less (docs/configuration.md explains the "
-             "default)"},
+             "default)",
+             &Config::target_loss},
     KnobSpec{"OPTIREDUCE_TIMEOUT_MIN_MS", KnobType::number, "0.5", "0.01..60000", 0.01, 60000, false,
-             "bounded mode: the adaptive deadline of a phase never goes below this"},
+             "bounded mode: the adaptive deadline of a phase never goes below this",
+             &Config::timeout_min_ms},
     KnobSpec{"OPTIREDUCE_TIMEOUT_MAX_MS", KnobType::number, "1000", "0.01..600000", 0.01, 600000, false,
              "bounded mode: the adaptive deadline of a phase never goes above this, except for "
              "messages whose data alone take longer to arrive (then twice their measured "
              "completion time); also the deadline of the first operations of each size, which "
-             "calibrate it (more where a smaller calibrated size, scaled up, needs more)"},
+             "calibrate it (more where a smaller calibrated size, scaled up, needs more)",
+             &Config::timeout_max_ms},
     KnobSpec{"OPTIREDUCE_TIMEOUT_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
              "bounded mode: 0 adapts the deadline to the job; a positive value pins every "
-             "phase's deadline to this many milliseconds"},
+             "phase's deadline to this many milliseconds",
+             &Config::timeout_ms},
     KnobSpec{"OPTIREDUCE_STRAGGLER_MAX_MS", KnobType::number, "10000", "0..600000", 0, 600000, false,
              "bounded mode: the longest a rank waits for a peer that has not started an "
              "operation (still computing: ranks of a training job reach each allreduce at "
              "different times) before it writes that peer's contribution off. The wait adapts "
              "to the skew the job shows and is this maximum only for the first operations; a "
              "peer that has started gets the phase deadline from its first datagram. 0: never "
-             "wait longer than the deadline"},
-    KnobSpec{"OPTIREDUCE_HADAMARD", KnobType::enumeration, "auto", "on|off|auto", 0, 0, true,
+             "wait longer than the deadline",
+             &Config::straggler_max_ms},
+    KnobSpec{"OPTIREDUCE_HADAMARD", KnobType::enumeration, "auto", kAllowed<Hadamard>, 0, 0, true,
              "bounded mode: randomized Hadamard transform of the vector before it travels, so a "
              "lost datagram becomes small noise spread over many coordinates instead of a hole "
              "(docs/benchmarks.md measures its cost). auto: on wherever the datagram channel "
              "runs, which is the only place data can be lost; the reliable channel never "
-             "transforms, so on is the same as auto"},
+             "transforms, so on is the same as auto",
+             &Config::hadamard},
     KnobSpec{"OPTIREDUCE_HADAMARD_BLOCK", KnobType::bytes, "4096", "256..1M, a power of two", 256, 1048576,
              true,
              "bounded mode: elements (floats, not bytes) per transform block; smaller vectors use "
              "smaller blocks (down to 256) so every rank's shard holds up to 8 blocks; a vector "
-             "of fewer than 256 x ranks elements is not transformed"},
+             "of fewer than 256 x ranks elements is not transformed",
+             &Config::hadamard_block},
     KnobSpec{"OPTIREDUCE_MAX_LOSS", KnobType::number, "0.1", "0..1", 0, 1, false,
              "bounded mode: fraction of the entries this rank received in one operation that may "
-             "be lost before OPTIREDUCE_ON_EXCESS_LOSS acts; the result is returned either way"},
-    KnobSpec{"OPTIREDUCE_ON_EXCESS_LOSS", KnobType::enumeration, "warn", "warn|error|exact", 0, 0, true,
+             "be lost before OPTIREDUCE_ON_EXCESS_LOSS acts; the result is returned either way",
+             &Config::max_loss},
+    KnobSpec{"OPTIREDUCE_ON_EXCESS_LOSS", KnobType::enumeration, "warn", kAllowed<ExcessLoss>, 0, 0, true,
              "bounded mode, when an operation lost more than OPTIREDUCE_MAX_LOSS: warn logs it "
              "(each rank judges its own loss); error also returns an MPI error, on every rank, "
              "through the communicator's error handler; exact widens the deadline and runs the "
              "next operations through the underlying MPI (reliable) until a bounded one is back "
              "under the budget on every rank. error and exact cost one small extra allreduce per "
-             "bounded operation to agree whether any rank was over the budget"},
-    KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", "error|warn|info|debug", 0, 0, false,
-             "messages to stderr, prefixed optireduce[rank]"},
+             "bounded operation to agree whether any rank was over the budget",
+             &Config::on_excess_loss},
+    KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", kAllowed<LogLevel>, 0, 0, false,
+             "messages to stderr, prefixed optireduce[rank]",
+             &Config::log},
     KnobSpec{"OPTIREDUCE_STATS", KnobType::boolean, "0", "0|1", 0, 0, false,
-             "1: rank 0 prints a job summary to stderr at MPI_Finalize"},
+             "1: rank 0 prints a job summary to stderr at MPI_Finalize",
+             &Config::stats},
     KnobSpec{"OPTIREDUCE_STATS_FILE", KnobType::string, "", "a file path", 0, 0, false,
-             "rank 0 writes the job summary as JSON to this path at MPI_Finalize"},
+             "rank 0 writes the job summary as JSON to this path at MPI_Finalize",
+             &Config::stats_file},
     KnobSpec{"OPTIREDUCE_FAULT_DROP", KnobType::number, "0", "0..1", 0, 1, false,
-             "TEST ONLY: probability that a received datagram is discarded, as if lost"},
+             "TEST ONLY: probability that a received datagram is discarded, as if lost",
+             &Config::fault_drop},
     KnobSpec{"OPTIREDUCE_FAULT_DUPLICATE", KnobType::number, "0", "0..1", 0, 1, false,
-             "TEST ONLY: probability that a datagram is sent twice"},
+             "TEST ONLY: probability that a datagram is sent twice",
+             &Config::fault_duplicate},
     KnobSpec{"OPTIREDUCE_FAULT_DELAY_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
              "TEST ONLY: world rank that sleeps OPTIREDUCE_FAULT_DELAY_MS before engine "
-             "operations (-1: none)"},
+             "operations (-1: none)",
+             &Config::fault_delay_rank},
     KnobSpec{"OPTIREDUCE_FAULT_DELAY_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
-             "TEST ONLY: how long the delayed rank sleeps"},
+             "TEST ONLY: how long the delayed rank sleeps",
+             &Config::fault_delay_ms},
     KnobSpec{"OPTIREDUCE_FAULT_DELAY_PROB", KnobType::number, "1", "0..1", 0, 1, false,
-             "TEST ONLY: probability that the delayed rank sleeps before a given operation"},
+             "TEST ONLY: probability that the delayed rank sleeps before a given operation",
+             &Config::fault_delay_prob},
     KnobSpec{"OPTIREDUCE_FAULT_ALLOC_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
              "TEST ONLY: world rank whose staging allocation fails once, at its "
-             "OPTIREDUCE_FAULT_ALLOC_NTH growth (-1: none)"},
+             "OPTIREDUCE_FAULT_ALLOC_NTH growth (-1: none)",
+             &Config::fault_alloc_rank},
     KnobSpec{"OPTIREDUCE_FAULT_ALLOC_NTH", KnobType::number, "1", "1..1000000", 1, 1000000, false,
-             "TEST ONLY: which growth of the engine's staging memory fails on that rank (1: the first)"},
+             "TEST ONLY: which growth of the engine's staging memory fails on that rank (1: the first)",
+             &Config::fault_alloc_nth},
     KnobSpec{"OPTIREDUCE_FAULT_SEND_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
              "TEST ONLY: world rank whose sends fail (-FI_EIO) with probability "
              "OPTIREDUCE_FAULT_SEND_PROB: each round of datagrams in bounded mode, each transfer in "
-             "exact mode (-1: none)"},
+             "exact mode (-1: none)",
+             &Config::fault_send_rank},
     KnobSpec{"OPTIREDUCE_FAULT_SEND_PROB", KnobType::number, "1", "0..1", 0, 1, false,
-             "TEST ONLY: probability that a send (a round of datagrams, or a transfer) fails on that rank"},
+             "TEST ONLY: probability that a send (a round of datagrams, or a transfer) fails on that rank",
+             &Config::fault_send_prob},
     KnobSpec{"OPTIREDUCE_FAULT_EXIT_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
              "TEST ONLY: world rank that aborts (SIGABRT) right after MPI_Finalize returned, when "
              "its checks are done and printed (-1: none); shows that a test fails on any rank's "
-             "exit status, whatever it printed"},
+             "exit status, whatever it printed",
+             &Config::fault_exit_rank},
     KnobSpec{"OPTIREDUCE_FAULT_SEED", KnobType::bytes, "1", "0..1T", 0, TiB, false,
-             "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats"},
+             "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats",
+             &Config::fault_seed},
 };
+
+template <class... F> struct overloaded : F... {
+    using F::operator()...;
+};
+template <class... F> overloaded(F...) -> overloaded<F...>;  // Clang 14 deduces no aggregates
+
+// A row's field holds what its type parses to: an enumeration its own spellings (its allowed text
+// is theirs, its default one of them), bytes an unsigned count, a number a double or an integer,
+// text a string.
+constexpr bool field_fits(const KnobSpec &k) {
+    const KnobType t = k.type;
+    return std::visit(
+        overloaded{
+            [](std::monostate) { return false; },
+            [t](bool Config::*) { return t == KnobType::boolean; },
+            [t](int Config::*) { return t == KnobType::number; },
+            [t](double Config::*) { return t == KnobType::number; },
+            [t](std::uint64_t Config::*) { return t == KnobType::bytes || t == KnobType::number; },
+            [t](std::string Config::*) { return t == KnobType::string || t == KnobType::identifier; },
+            [&k]<class E>(E Config::*) requires std::is_enum_v<E> {
+                bool default_spelled = false;
+                for (const auto &s : spellings(E{}))
+                    default_spelled |= std::string_view(k.default_value) == s.text;
+                return k.type == KnobType::enumeration && std::string_view(k.allowed) == kAllowed<E> &&
+                       default_spelled;
+            },
+        },
+        k.field);
+}
+
+constexpr bool table_is_consistent() {
+    for (std::size_t i = 0; i < kKnobs.size(); ++i) {
+        if (!field_fits(kKnobs[i])) return false;
+        for (std::size_t j = 0; j < i; ++j)
+            if (kKnobs[j].field == kKnobs[i].field || std::string_view(kKnobs[j].name) == kKnobs[i].name)
+                return false;
+    }
+    return true;
+}
+static_assert(table_is_consistent(),
+              "a knob row's field does not fit its type or default, or two rows share a field or name");
+
+// "OPTIREDUCE_MTU=100": a knob as set, for the validators' messages.
+std::string setting(const Config &c, const KnobField &field) {
+    const KnobValue &v = c.value_of(field);
+    return std::string(v.spec->name) + "=" + v.text;
+}
+
+// The validators: checks that no single row's range can state, run in kValidators order once
+// every knob is parsed; the first error stops the job. Each names the variables as set and says
+// what to set instead.
+std::optional<ConfigError> mtu_zero_or_ipv4(const Config &c) {
+    constexpr std::uint64_t kIpv4MinMtu = 576;
+    if (c.mtu == 0 || c.mtu >= kIpv4MinMtu) return std::nullopt;
+    return ConfigError{setting(c, &Config::mtu) + " is below " + std::to_string(kIpv4MinMtu) +
+                       ", the smallest MTU IPv4 allows. Allowed: " + c.value_of(&Config::mtu).spec->allowed +
+                       " (0: the path MTU)."};
+}
+
+std::optional<ConfigError> timeout_min_not_above_max(const Config &c) {
+    if (c.timeout_min_ms <= c.timeout_max_ms) return std::nullopt;
+    return ConfigError{setting(c, &Config::timeout_min_ms) + " is above " + setting(c, &Config::timeout_max_ms) +
+                       ". Set the minimum at or below the maximum."};
+}
+
+std::optional<ConfigError> hadamard_block_power_of_two(const Config &c) {
+    if ((c.hadamard_block & (c.hadamard_block - 1)) == 0) return std::nullopt;
+    const KnobSpec &k = *c.value_of(&Config::hadamard_block).spec;
+    const auto lo = static_cast<std::uint64_t>(k.min), hi = static_cast<std::uint64_t>(k.max);
+    return ConfigError{setting(c, &Config::hadamard_block) + " is not a power of two. Use one of " +
+                       std::to_string(lo) + ", " + std::to_string(2 * lo) + ", ... " + std::to_string(hi) +
+                       " (elements)."};
+}
+
+constexpr std::array kValidators{mtu_zero_or_ipv4, timeout_min_not_above_max, hadamard_block_power_of_two};
 
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -197,28 +363,45 @@ ConfigError invalid(const KnobSpec &k, const std::string &raw, const char *why) 
     return {os.str()};
 }
 
+// Puts a checked, normalised value into the Config field its row names.
+void store(Config &cfg, const KnobSpec &k, const std::string &text) {
+    const auto number = [&text] { return std::strtod(text.c_str(), nullptr); };
+    std::visit(overloaded{
+                   [](std::monostate) {},
+                   [&](bool Config::*f) { cfg.*f = text == "1"; },
+                   [&](int Config::*f) { cfg.*f = static_cast<int>(number()); },
+                   [&](double Config::*f) { cfg.*f = number(); },
+                   [&](std::uint64_t Config::*f) {
+                       cfg.*f = k.type == KnobType::bytes ? std::stoull(text) : static_cast<std::uint64_t>(number());
+                   },
+                   // A blank identifier (a provider name of spaces) means the default, auto.
+                   [&](std::string Config::*f) {
+                       cfg.*f = text.empty() && k.type == KnobType::identifier ? k.default_value : text;
+                   },
+                   [&]<class E>(E Config::*f) requires std::is_enum_v<E> { cfg.*f = spelled<E>(text); },
+               },
+               k.field);
+}
+
+// OPTIREDUCE_* names that are no knob: most likely typos, which the caller warns about.
+std::vector<std::string> unknown_names(const std::vector<std::string> &env_names) {
+    std::vector<std::string> out;
+    for (const auto &name : env_names) {
+        if (name.rfind("OPTIREDUCE_", 0) != 0) continue;
+        // The launcher's variable is documented with the launcher, not a knob.
+        if (name == "OPTIREDUCE_LIB") continue;
+        if (find_knob(name) == nullptr) out.push_back(name);
+    }
+    return out;
+}
+
 }  // namespace
 
 std::span<const KnobSpec> knob_table() { return kKnobs; }
 
-const char *to_string(Mode m) {
-    switch (m) {
-        case Mode::bounded: return "bounded";
-        case Mode::exact: return "exact";
-        case Mode::off: return "off";
-    }
-    return "?";
-}
+const char *to_string(Mode m) { return spelling_of(m); }
 
-const char *to_string(LogLevel l) {
-    switch (l) {
-        case LogLevel::error: return "error";
-        case LogLevel::warn: return "warn";
-        case LogLevel::info: return "info";
-        case LogLevel::debug: return "debug";
-    }
-    return "?";
-}
+const char *to_string(LogLevel l) { return spelling_of(l); }
 
 std::vector<std::uint64_t> Config::agreement_hashes() const {
     std::vector<std::uint64_t> out;
@@ -281,6 +464,18 @@ const KnobSpec *find_knob(std::string_view name) {
     return nullptr;
 }
 
+const KnobSpec *find_knob(const KnobField &field) {
+    for (const auto &k : kKnobs)
+        if (k.field == field) return &k;
+    return nullptr;
+}
+
+const KnobValue &Config::value_of(const KnobField &field) const {
+    const KnobSpec *k = find_knob(field);
+    if (k == nullptr) throw std::out_of_range("no OPTIREDUCE_* knob stores into this Config field");
+    return values.at(static_cast<std::size_t>(k - kKnobs.data()));
+}
+
 std::uint64_t value_hash(std::string_view text) { return fnv1a(text); }
 
 ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string> &env_names) {
@@ -288,90 +483,23 @@ ParseResult parse_config(const EnvLookup &lookup, const std::vector<std::string>
     Config cfg;
     for (const auto &k : kKnobs) {
         const char *raw_c = lookup(k.name);
-        bool from_env = raw_c != nullptr && *raw_c != '\0';
-        std::string raw = from_env ? std::string(raw_c) : std::string(k.default_value);
+        const bool from_env = raw_c != nullptr && *raw_c != '\0';
+        const std::string raw = from_env ? std::string(raw_c) : std::string(k.default_value);
         KnobCheck checked = check_knob(k, raw);
         if (checked.why) {
             result.error = invalid(k, raw, checked.why);
             return result;
         }
+        store(cfg, k, checked.text);
         cfg.values.push_back({&k, std::move(checked.text), from_env ? Source::environment : Source::default_value});
     }
-
-    auto text_of = [&](const char *name) -> const std::string & {
-        for (const auto &v : cfg.values)
-            if (std::string_view(v.spec->name) == name) return v.text;
-        static const std::string empty;
-        return empty;
-    };
-    const std::string &mode = text_of("OPTIREDUCE_MODE");
-    cfg.mode = mode == "exact" ? Mode::exact : mode == "off" ? Mode::off : Mode::bounded;
-    cfg.min_bytes = std::stoull(text_of("OPTIREDUCE_MIN_BYTES"));
-    cfg.provider = text_of("OPTIREDUCE_PROVIDER");
-    if (cfg.provider.empty()) cfg.provider = "auto";
-    cfg.segment_bytes = std::stoull(text_of("OPTIREDUCE_SEGMENT_BYTES"));
-    const std::string &log = text_of("OPTIREDUCE_LOG");
-    cfg.log = log == "error" ? LogLevel::error
-              : log == "info"  ? LogLevel::info
-              : log == "debug" ? LogLevel::debug
-                               : LogLevel::warn;
-    cfg.stats = text_of("OPTIREDUCE_STATS") == "1";
-    cfg.stats_file = text_of("OPTIREDUCE_STATS_FILE");
-    auto number = [&](const char *name) { return std::strtod(text_of(name).c_str(), nullptr); };
-    cfg.dgram_provider = text_of("OPTIREDUCE_DGRAM_PROVIDER");
-    if (cfg.dgram_provider.empty()) cfg.dgram_provider = "auto";
-    cfg.iface = text_of("OPTIREDUCE_IFACE");
-    cfg.mtu = std::stoull(text_of("OPTIREDUCE_MTU"));
-    if (cfg.mtu != 0 && cfg.mtu < 576) {
-        result.error = ConfigError{"OPTIREDUCE_MTU=" + text_of("OPTIREDUCE_MTU") +
-                                   " is below 576, the smallest MTU IPv4 allows. Allowed: 0, or 576..9000 (0: the path MTU)."};
-        return result;
+    for (const auto &validate : kValidators) {
+        if (auto error = validate(cfg)) {
+            result.error = std::move(error);
+            return result;
+        }
     }
-    const std::string &offload = text_of("OPTIREDUCE_UDP_OFFLOAD");
-    cfg.udp_gso = offload == "auto" || offload == "gso";
-    cfg.udp_gro = offload == "auto" || offload == "gro";
-    cfg.target_loss = number("OPTIREDUCE_TARGET_LOSS");
-    cfg.timeout_min_ms = number("OPTIREDUCE_TIMEOUT_MIN_MS");
-    cfg.timeout_max_ms = number("OPTIREDUCE_TIMEOUT_MAX_MS");
-    cfg.timeout_ms = number("OPTIREDUCE_TIMEOUT_MS");
-    cfg.straggler_max_ms = number("OPTIREDUCE_STRAGGLER_MAX_MS");
-    if (cfg.timeout_min_ms > cfg.timeout_max_ms) {
-        result.error = ConfigError{"OPTIREDUCE_TIMEOUT_MIN_MS=" + text_of("OPTIREDUCE_TIMEOUT_MIN_MS") +
-                                   " is above OPTIREDUCE_TIMEOUT_MAX_MS=" + text_of("OPTIREDUCE_TIMEOUT_MAX_MS") +
-                                   ". Set the minimum at or below the maximum."};
-        return result;
-    }
-    const std::string &ht = text_of("OPTIREDUCE_HADAMARD");
-    cfg.hadamard = ht == "on" ? Hadamard::on : ht == "off" ? Hadamard::off : Hadamard::automatic;
-    cfg.hadamard_block = std::stoull(text_of("OPTIREDUCE_HADAMARD_BLOCK"));
-    if ((cfg.hadamard_block & (cfg.hadamard_block - 1)) != 0) {
-        result.error = ConfigError{"OPTIREDUCE_HADAMARD_BLOCK=" + text_of("OPTIREDUCE_HADAMARD_BLOCK") +
-                                   " is not a power of two. Use one of 256, 512, ... 1048576 (elements)."};
-        return result;
-    }
-    cfg.max_loss = number("OPTIREDUCE_MAX_LOSS");
-    const std::string &excess = text_of("OPTIREDUCE_ON_EXCESS_LOSS");
-    cfg.on_excess_loss = excess == "error" ? ExcessLoss::error : excess == "exact" ? ExcessLoss::exact : ExcessLoss::warn;
-    cfg.fault_drop = number("OPTIREDUCE_FAULT_DROP");
-    cfg.fault_duplicate = number("OPTIREDUCE_FAULT_DUPLICATE");
-    cfg.fault_delay_rank = static_cast<int>(number("OPTIREDUCE_FAULT_DELAY_RANK"));
-    cfg.fault_delay_ms = number("OPTIREDUCE_FAULT_DELAY_MS");
-    cfg.fault_delay_prob = number("OPTIREDUCE_FAULT_DELAY_PROB");
-    cfg.fault_seed = std::stoull(text_of("OPTIREDUCE_FAULT_SEED"));
-    cfg.fault_alloc_rank = static_cast<int>(number("OPTIREDUCE_FAULT_ALLOC_RANK"));
-    cfg.fault_alloc_nth = static_cast<std::uint64_t>(number("OPTIREDUCE_FAULT_ALLOC_NTH"));
-    cfg.fault_send_rank = static_cast<int>(number("OPTIREDUCE_FAULT_SEND_RANK"));
-    cfg.fault_send_prob = number("OPTIREDUCE_FAULT_SEND_PROB");
-    cfg.fault_exit_rank = static_cast<int>(number("OPTIREDUCE_FAULT_EXIT_RANK"));
-
-    for (const auto &name : env_names) {
-        if (name.rfind("OPTIREDUCE_", 0) != 0) continue;
-        // The launcher's variable is documented with the launcher, not a knob.
-        if (name == "OPTIREDUCE_LIB") continue;
-        bool known = std::any_of(kKnobs.begin(), kKnobs.end(),
-                                 [&](const KnobSpec &k) { return name == k.name; });
-        if (!known) result.unknown.push_back(name);
-    }
+    result.unknown = unknown_names(env_names);
     result.config = std::move(cfg);
     return result;
 }

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace optireduce {
@@ -18,6 +19,16 @@ enum class Mode { bounded, exact, off };
 enum class Hadamard { on, off, automatic };
 enum class ExcessLoss { warn, error, exact };
 enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
+// OPTIREDUCE_UDP_OFFLOAD: which offloads the kernel datagram channel may use.
+enum class UdpOffload { automatic, gso, gro, off };
+
+struct Config;
+// Where a knob's value goes: the Config field its table row stores into. The field also names the
+// knob in code (config.value_of(&Config::fault_seed)), so its variable's name is written once, in
+// the table. monostate: no field (the hint switch of config/info_hints.hpp, which is no variable).
+using KnobField = std::variant<std::monostate, Mode Config::*, Hadamard Config::*, ExcessLoss Config::*,
+                               LogLevel Config::*, UdpOffload Config::*, bool Config::*, int Config::*,
+                               std::uint64_t Config::*, double Config::*, std::string Config::*>;
 
 // identifier: free text compared case-insensitively (stored lower case), e.g. a provider name.
 // number: a decimal (fraction, milliseconds) within [min, max].
@@ -32,6 +43,7 @@ struct KnobSpec {
     double max;           // bytes and number only
     bool must_agree;      // part of the cross-rank fingerprint checked at communicator setup
     const char *doc;
+    KnobField field{};    // where parse_config() stores the value (its type fits `type`)
 };
 
 // Every knob, in documentation order.
@@ -57,7 +69,7 @@ struct Config {
     std::string dgram_provider;
     std::string iface;           // kernel channel: interfaces to publish ("" = all but loopback)
     std::uint64_t mtu = 0;       // kernel channel: cap on the path MTU (0: none)
-    bool udp_gso = true, udp_gro = true;  // kernel channel: offloads allowed
+    UdpOffload udp_offload = UdpOffload::automatic;  // kernel channel: offloads allowed
     double target_loss = 0;      // fraction of entries lost per operation the deadline aims at
     double timeout_min_ms = 0;   // clamps of the adaptive deadline
     double timeout_max_ms = 0;
@@ -82,6 +94,12 @@ struct Config {
     int fault_exit_rank = -1;           // world rank that aborts after MPI_Finalize returned
 
     std::vector<KnobValue> values;  // one per knob_table() row, same order
+
+    // The value (normalised text, source) of the knob whose row stores into `field`, e.g.
+    // value_of(&Config::fault_seed).source. Throws std::out_of_range for a field no row has.
+    const KnobValue &value_of(const KnobField &field) const;
+    bool udp_gso() const { return udp_offload == UdpOffload::automatic || udp_offload == UdpOffload::gso; }
+    bool udp_gro() const { return udp_offload == UdpOffload::automatic || udp_offload == UdpOffload::gro; }
 
     // One hash per must_agree knob, in knob_table() order: compared MIN/MAX across ranks.
     std::vector<std::uint64_t> agreement_hashes() const;
@@ -116,6 +134,8 @@ KnobCheck check_knob(const KnobSpec &k, std::string_view raw);
 
 // The table row of the variable `name`, or nullptr.
 const KnobSpec *find_knob(std::string_view name);
+// The table row that stores into `field`, or nullptr.
+const KnobSpec *find_knob(const KnobField &field);
 
 // The hash agreement_hashes() gives a normalised value: stable across processes and builds.
 std::uint64_t value_hash(std::string_view text);

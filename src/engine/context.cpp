@@ -78,7 +78,7 @@ DgramChannel *ProcessContext::dgram_for(const std::string &provider, std::string
     std::lock_guard lock(mutex);
     if (dgram) return dgram.get();
     auto ch = std::make_unique<DgramChannel>();
-    const DgramOptions options{config.iface, config.mtu, config.udp_gso, config.udp_gro};
+    const DgramOptions options{config.iface, config.mtu, config.udp_gso(), config.udp_gro()};
     ch->endpoint = open_dgram_endpoint(provider, options, error);
     if (!ch->endpoint) return nullptr;
     ch->router.set_fault_drop(config.fault_drop, config.fault_seed + static_cast<std::uint64_t>(world_rank));

@@ -231,8 +231,8 @@ TEST(ConfigParse, UdpOffloadSpellings) {
                           Case{"off", false, false}}) {
         SCOPED_TRACE(c.text);
         const Config cfg = parsed(FakeEnv{{"OPTIREDUCE_UDP_OFFLOAD", c.text}});
-        EXPECT_EQ(cfg.udp_gso, c.gso);
-        EXPECT_EQ(cfg.udp_gro, c.gro);
+        EXPECT_EQ(cfg.udp_gso(), c.gso);
+        EXPECT_EQ(cfg.udp_gro(), c.gro);
     }
 }
 
@@ -289,6 +289,36 @@ TEST(ConfigParse, BlankProviderMeansAuto) {
     EXPECT_EQ(c.dgram_provider, "auto");
     EXPECT_EQ(value_of(c, "OPTIREDUCE_PROVIDER").text, "");
     EXPECT_EQ(value_of(c, "OPTIREDUCE_PROVIDER").source, Source::environment);
+}
+
+}  // namespace
+}  // namespace optireduce
+
+namespace optireduce {
+namespace {
+
+// Code names a knob by the Config field its row stores into: each field finds its own row, and
+// the parsed Config its value.
+TEST(KnobTable, EachFieldFindsItsRow) {
+    const Config c = testing_support::parsed(testing_support::FakeEnv{{"OPTIREDUCE_FAULT_SEED", "7"}});
+    for (const auto &k : knob_table()) {
+        SCOPED_TRACE(k.name);
+        EXPECT_EQ(find_knob(k.field), &k);
+        EXPECT_EQ(c.value_of(k.field).spec, &k);
+    }
+    EXPECT_EQ(c.value_of(&Config::fault_seed).source, Source::environment);
+    EXPECT_EQ(c.value_of(&Config::fault_seed).text, "7");
+    EXPECT_EQ(c.value_of(&Config::mode).source, Source::default_value);
+    EXPECT_EQ(find_knob(KnobField{}), nullptr);
+}
+
+// The allowed text of an enumeration row is built from its spellings; these are what users read.
+TEST(KnobTable, EnumerationsAllowTheirSpellings) {
+    EXPECT_STREQ(find_knob(&Config::mode)->allowed, "bounded|exact|off");
+    EXPECT_STREQ(find_knob(&Config::udp_offload)->allowed, "auto|gso|gro|off");
+    EXPECT_STREQ(find_knob(&Config::hadamard)->allowed, "on|off|auto");
+    EXPECT_STREQ(find_knob(&Config::on_excess_loss)->allowed, "warn|error|exact");
+    EXPECT_STREQ(find_knob(&Config::log)->allowed, "error|warn|info|debug");
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ KernelChannelFacts probe_kernel_channel(const Config &config) {
         inet_ntop(AF_INET, &a.addr, buf, sizeof buf);
         k.interfaces.push_back({a.iface, buf, mtu, udp::datagram_for_mtu(mtu, config.mtu)});
     }
-    const udp::Offloads o = udp::enable_offloads(fd, config.udp_gso, config.udp_gro);
+    const udp::Offloads o = udp::enable_offloads(fd, config.udp_gso(), config.udp_gro());
     k.gso = o.gso_note;
     k.gro = o.gro_note;
     k.rcvbuf = udp::size_buffers(fd).receive;
