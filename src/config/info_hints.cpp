@@ -11,12 +11,14 @@ namespace {
 constexpr KnobSpec kSwitchKnob{"optireduce", KnobType::enumeration, "on", "on|off", 0, 0, true,
                                "off: every float SUM call on the communicator goes to the underlying MPI"};
 
-constexpr std::array<HintSpec, CommHints::kCount> kHints{{
+// Rows found by the Config field their variable sets (kKnobs is constant-initialised, so this
+// initialisation can read it).
+const std::array<HintSpec, CommHints::kCount> kHints{{
     {"optireduce", nullptr},
-    {"optireduce_min_bytes", "OPTIREDUCE_MIN_BYTES"},
-    {"optireduce_timeout_ms", "OPTIREDUCE_TIMEOUT_MS"},
-    {"optireduce_target_loss", "OPTIREDUCE_TARGET_LOSS"},
-    {"optireduce_max_loss", "OPTIREDUCE_MAX_LOSS"},
+    {"optireduce_min_bytes", find_knob(&Config::min_bytes)},
+    {"optireduce_timeout_ms", find_knob(&Config::timeout_ms)},
+    {"optireduce_target_loss", find_knob(&Config::target_loss)},
+    {"optireduce_max_loss", find_knob(&Config::max_loss)},
 }};
 
 std::optional<double> number(const std::string &text) {
@@ -28,7 +30,7 @@ std::optional<double> number(const std::string &text) {
 
 std::span<const HintSpec> hint_table() { return kHints; }
 
-const KnobSpec &hint_knob(const HintSpec &h) { return h.knob ? *find_knob(h.knob) : kSwitchKnob; }
+const KnobSpec &hint_knob(const HintSpec &h) { return h.knob ? *h.knob : kSwitchKnob; }
 
 std::optional<std::uint64_t> CommHints::min_bytes() const {
     if (text_[kMinBytes].empty()) return std::nullopt;
@@ -63,7 +65,7 @@ HintParse parse_hints(const InfoLookup &lookup, CommHints base) {
             std::ostringstream os;
             os << "MPI_Info hint " << kHints[i].key << "='" << *raw << "' is invalid: " << checked.why
                << "; allowed: " << k.allowed;
-            if (kHints[i].knob) os << " (as " << kHints[i].knob << ")";
+            if (kHints[i].knob) os << " (as " << kHints[i].knob->name << ")";
             result.error = ConfigError{os.str()};
             return result;
         }

@@ -20,8 +20,8 @@
 namespace optireduce {
 
 struct HintSpec {
-    const char *key;   // the MPI_Info key
-    const char *knob;  // the variable it stands in for; nullptr: the on/off switch
+    const char *key;       // the MPI_Info key
+    const KnobSpec *knob;  // the table row of the variable it stands in for; nullptr: the on/off switch
 };
 
 // Every key, in documentation order; CommHints indexes its values the same way.

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <optional>
 #include <random>
-#include <string_view>
 #include <cstdint>
 #include <vector>
 
@@ -42,9 +41,7 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     if (st.rank == 0) {
         std::random_device rd;
         words[0] = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-        const bool seed_fixed = std::any_of(cfg.values.begin(), cfg.values.end(), [](const KnobValue &v) {
-            return std::string_view(v.spec->name) == "OPTIREDUCE_FAULT_SEED" && v.source == Source::environment;
-        });
+        const bool seed_fixed = cfg.value_of(&Config::fault_seed).source == Source::environment;
         words[1] = seed_fixed ? cfg.fault_seed : words[0];
     }
     PMPI_Bcast(words, 2, MPI_UINT64_T, 0, st.comm);

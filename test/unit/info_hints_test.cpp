@@ -30,9 +30,9 @@ TEST(InfoHints, EveryHintStandsInForAKnob) {
     for (const HintSpec &h : hint_table()) {
         SCOPED_TRACE(h.key);
         if (h.knob) {
-            EXPECT_NE(find_knob(h.knob), nullptr);
+            EXPECT_EQ(find_knob(h.knob->name), h.knob);
         }
-        EXPECT_STREQ(hint_knob(h).name, h.knob ? h.knob : "optireduce");
+        EXPECT_STREQ(hint_knob(h).name, h.knob ? h.knob->name : "optireduce");
     }
 }
 
@@ -241,7 +241,7 @@ TEST(InfoHintsDoc, EachRowStatesTheCodesKnobAndRange) {
         }
         const KnobSpec &k = hint_knob(*spec);
         if (spec->knob) {
-            EXPECT_EQ(d.overrides, "`" + std::string(spec->knob) + "`") << "Overrides column";
+            EXPECT_EQ(d.overrides, "`" + std::string(spec->knob->name) + "`") << "Overrides column";
         } else {
             EXPECT_EQ(find_knob(unquoted(d.overrides)), nullptr)
                 << "the switch stands in for no variable, but its row names " << d.overrides;
