@@ -124,7 +124,6 @@ using DupWithInfoFn = void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
         static const FinalizeFn real = next_symbol<FinalizeFn>(#sym); \
         on_mpi_finalize();                                          \
         real(ierr);                                                 \
-        on_mpi_finalized();                                         \
     }
 
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_ALLREDUCE, mpi_allreduce, MPI_ALLREDUCE, MPI_Allreduce)

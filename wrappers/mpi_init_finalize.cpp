@@ -24,7 +24,5 @@ OPTIREDUCE_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int
 
 OPTIREDUCE_EXPORT int MPI_Finalize(void) {
     on_mpi_finalize();
-    const int rc = PMPI_Finalize();
-    on_mpi_finalized();
-    return rc;
+    return PMPI_Finalize();
 }

@@ -219,9 +219,9 @@ constexpr std::array kKnobs{
              "TEST ONLY: probability that a send (a round of datagrams, or a transfer) fails on that rank",
              &Config::fault_send_prob},
     KnobSpec{"OPTIREDUCE_FAULT_EXIT_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
-             "TEST ONLY: world rank that aborts (SIGABRT) right after MPI_Finalize returned, when "
-             "its checks are done and printed (-1: none); shows that a test fails on any rank's "
-             "exit status, whatever it printed",
+             "TEST ONLY: world rank that aborts (SIGABRT) when its process exits, after MPI_Finalize "
+             "returned and its checks were printed (-1: none); shows that a test fails on any "
+             "rank's exit status, whatever it printed",
              &Config::fault_exit_rank},
     KnobSpec{"OPTIREDUCE_FAULT_SEED", KnobType::bytes, "1", "0..1T", 0, TiB, false,
              "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats",

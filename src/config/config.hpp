@@ -91,7 +91,7 @@ struct Config {
     std::uint64_t fault_alloc_nth = 1;  // at its nth growth of staging memory
     int fault_send_rank = -1;           // world rank whose sends fail
     double fault_send_prob = 1;         // per round of datagrams (bounded), per transfer (exact)
-    int fault_exit_rank = -1;           // world rank that aborts after MPI_Finalize returned
+    int fault_exit_rank = -1;           // world rank that aborts at exit, after MPI_Finalize
 
     std::vector<KnobValue> values;  // one per knob_table() row, same order
 

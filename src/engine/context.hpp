@@ -56,9 +56,6 @@ void on_mpi_initialized();
 // communicator state and closes the endpoints while MPI is still usable.
 void on_mpi_finalize();
 
-// After PMPI_Finalize returned. Test-only: OPTIREDUCE_FAULT_EXIT_RANK's rank aborts here.
-void on_mpi_finalized();
-
 // True when the engine can be used now: MPI initialised and not finalised, configuration
 // parsed (lazily, if MPI_Init was not seen). Cheap after the first call.
 bool ensure_ready();

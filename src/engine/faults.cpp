@@ -1,11 +1,11 @@
 #include "engine/faults.hpp"
 
 #include "engine/context.hpp"
-#include "telemetry/log.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -38,11 +38,13 @@ void injected_delay(FaultRng &faults) {
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_delay_ms));
 }
 
-void injected_exit_after_finalize() {
+void arm_exit_fault() {
     if (!is_faulty_rank(context().config.fault_exit_rank)) return;
-    OPTIREDUCE_LOG(warn, "OPTIREDUCE_FAULT_EXIT_RANK=%d: aborting after MPI_Finalize (test-only fault)",
-                   context().world_rank);
-    std::abort();
+    std::atexit([] {
+        std::fprintf(stderr, "optireduce[%d] warn: OPTIREDUCE_FAULT_EXIT_RANK: aborting at exit (test-only fault)\n",
+                     context().world_rank);
+        std::abort();
+    });
 }
 
 }  // namespace optireduce

@@ -22,7 +22,10 @@ bool injected_alloc_failure();
 // probability drawn from the communicator's fault sequence.
 void injected_delay(FaultRng &faults);
 
-// OPTIREDUCE_FAULT_EXIT_RANK: aborts this rank (after MPI_Finalize returned).
-void injected_exit_after_finalize();
+// OPTIREDUCE_FAULT_EXIT_RANK: makes this rank abort (SIGABRT) when the process exits, after
+// MPI_Finalize returned and the program's checks are done. Armed from the library's finalize
+// step, which every path to PMPI_Finalize runs (our wrapper, or MPI_COMM_SELF's attribute callback
+// for bindings that call PMPI_Finalize themselves, such as MPICH's mpi_f08).
+void arm_exit_fault();
 
 }  // namespace optireduce
