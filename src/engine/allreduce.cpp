@@ -106,6 +106,21 @@ void start_reliable_run(CommState::Bounded &b) {
     b.reliable_left = b.reliable_run;
 }
 
+// OPTIREDUCE_ON_EXCESS_LOSS=exact's run of reliable operations: this one through the underlying
+// MPI.
+int run_reliable(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count) {
+    --comm.bounded->reliable_left;
+    const int rc = PMPI_Allreduce(sendbuf, recvbuf, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm.comm);
+    bump(process_stats().reliable_calls);
+    OpReport r;
+    r.count = count;
+    r.path = OpPath::reliable;
+    record(comm, r);
+    return rc;
+}
+
+int outcome(CommState &comm, OpReport r);
+
 // Without `from_mpi_call` (a nonblocking operation) OPTIREDUCE_ON_EXCESS_LOSS is warn
 // (engine_route), so neither the agreement nor the reliable run, which call MPI, can happen.
 int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
@@ -118,16 +133,8 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     // is driven only by agreed outcomes, so every rank takes this branch for the same operations.
     // Counts beyond int cannot go through PMPI_Allreduce here; they stay on the bounded path (the
     // count is the same on every rank, so that choice agrees too).
-    if (b.reliable_left > 0 && count <= static_cast<std::size_t>(INT_MAX)) {
-        --b.reliable_left;
-        const int rc = PMPI_Allreduce(sendbuf, recvbuf, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm.comm);
-        bump(process_stats().reliable_calls);
-        OpReport r;
-        r.count = count;
-        r.path = OpPath::reliable;
-        record(comm, r);
-        return rc;
-    }
+    if (b.reliable_left > 0 && count <= static_cast<std::size_t>(INT_MAX))
+        return run_reliable(comm, sendbuf, recvbuf, count);
     injected_delay(b.faults);
     const std::uint32_t seq = comm.next_seq++;  // before anything can fail: the same on every rank
     const BlockLayout layout = plan_layout(count, comm.size, b.hadamard, cfg.hadamard_block);
@@ -159,8 +166,15 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
     bump(process_stats().bounded_calls);
     process_stats().record_engine_call(count * sizeof(float), static_cast<std::uint64_t>(ns.count()));
+    return outcome(comm, op.report());
+}
 
-    OpReport r = op.report();
+// What a bounded operation's loss means for the call: within OPTIREDUCE_MAX_LOSS, success; over
+// it, what OPTIREDUCE_ON_EXCESS_LOSS says (agreed across the ranks, except under warn).
+int outcome(CommState &comm, OpReport r) {
+    const Config &cfg = context().config;
+    CommState::Bounded &b = *comm.bounded;
+    const std::size_t count = r.count;
     const bool mine = r.loss() > b.max_loss;
     r.excess = cfg.on_excess_loss == ExcessLoss::warn ? mine : agree_on_excess(comm, mine);
     record(comm, r);

@@ -75,7 +75,6 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
 }
 
 void BoundedOperation::run() {
-    const std::size_t bytes = n_ * sizeof(float);
     report_.count = n_;
     report_.hadamard = layout_.transform;
     // Whatever happens below, the router forgets this operation before staging is reused.
@@ -85,11 +84,24 @@ void BoundedOperation::run() {
         OpReceive *op;
         ~Closer() { r.close_op(k, op); }
     } closer{router_, b_.key, &rx_};
+    open();
+    // The all-gather's streams: our reduced shard to every peer, each chunk as soon as it is
+    // reduced, the first ones while the reduce-scatter still runs.
+    StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
+    gather.set_early(true);
+    for (int k = 1; k < comm_.size; ++k)
+        gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
+    reduce_scatter(gather);
+    all_gather(gather);
+    fill_and_copy_out();
+    feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_);
+}
 
+void BoundedOperation::open() {
+    const std::size_t bytes = n_ * sizeof(float);
     // What arrived just too late for earlier operations steers this one's deadline.
     for (const NearMisses &m : router_.take_near_misses(b_.key))
         for (int p = 0; p < 2; ++p) b_.deadlines.observe_near_misses(m.bytes, p + 1, m.count[p], m.expected[p]);
-
     // Open for receiving first: peers that finished their own transform sooner are sending
     // already, and what arrives for an open operation is placed at once (its destinations do
     // not depend on our transform) instead of being held and copied a second time.
@@ -98,18 +110,22 @@ void BoundedOperation::run() {
     // The transform is local work before our phase 1 starts: not time the deadline counts.
     if (layout_.transform)
         encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
-    const Clock::time_point start1 = Clock::now();
-    PhaseClock &clock1 = clock_[0];
-    clock1.start = start1;
-    clock1.deadline_ms[0] = b_.deadlines.deadline_ms(bytes, 1);
-    clock1.deadline_ms[1] = b_.deadlines.deadline_ms(bytes, 2);
-    clock1.straggler_ms = b_.stragglers.bound_ms();
+    PhaseClock &clock = clock_[0];
+    clock.start = Clock::now();
+    clock.deadline_ms[0] = b_.deadlines.deadline_ms(bytes, 1);
+    clock.deadline_ms[1] = b_.deadlines.deadline_ms(bytes, 2);
+    clock.straggler_ms = b_.stragglers.bound_ms();
+}
+
+Clock::time_point BoundedOperation::send_limit(Clock::time_point phase_start) const {
     // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
     // clocks, from their own phase starts, so ours says nothing about when they stop listening.
     // (The settings, not the configuration: a communicator's hint may pin its deadline.)
     const DeadlineSettings &limits = b_.deadlines.settings();
-    const double send_limit_ms = std::max(limits.max_ms, limits.fixed_ms);
-    auto drain_fn = [this] { drain(); };
+    return after_ms(phase_start, std::max(limits.max_ms, limits.fixed_ms));
+}
+
+void BoundedOperation::reduce_scatter(StreamSender &gather) {
     {
         StreamSender scatter(b_, phase_header(0), sent_bytes_, send_seconds_);
         for (int k = 1; k < comm_.size; ++k) {
@@ -118,41 +134,33 @@ void BoundedOperation::run() {
             scatter.add_stream(p, wire_ + r.offset, r.count);
         }
         scatter.all_ready();
-        scatter.send_all(after_ms(start1, send_limit_ms), drain_fn);
+        scatter.send_all(send_limit(clock_[0].start), [this] { drain(); });
         scatter.finish();
     }
-    // The all-gather's streams: our reduced shard to every peer, each chunk as soon as it is
-    // reduced, the first ones while the reduce-scatter still runs.
-    StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
-    gather.set_early(true);
-    for (int k = 1; k < comm_.size; ++k)
-        gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
-    const Close close1 = wait_phase(0, &gather);
-    finish_phase(0, close1);
+    finish_phase(0, wait_phase(0, &gather));
     // The chunks of our shard not reduced while the phase ran, estimated where contributions
     // are missing; each goes to the all-gather.
     reducer_.reduce_rest(rx_.map[0], [&gather](std::uint32_t c) { gather.ready(c); });
-    const std::uint16_t own_shard_error = reducer_.shard_error();
+}
 
-    const Clock::time_point start2 = Clock::now();
-    PhaseClock &clock2 = clock_[1];
-    clock2 = clock1;
-    clock2.phase = 1;
-    clock2.start = start2;
-    clock2.rs_all_started = start1;
-    for (const Clock::time_point t : rx_.started[0]) clock2.rs_all_started = std::max(clock2.rs_all_started, t);
+void BoundedOperation::all_gather(StreamSender &gather) {
+    PhaseClock &clock = clock_[1];
+    clock = clock_[0];
+    clock.phase = 1;
+    clock.start = Clock::now();
+    clock.rs_all_started = clock_[0].start;
+    for (const Clock::time_point t : rx_.started[0]) clock.rs_all_started = std::max(clock.rs_all_started, t);
+    const std::uint16_t own_shard_error = reducer_.shard_error();
     gather.set_shard_error(own_shard_error);
     gather.set_early(false);
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
     router_.publish_shard(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
                           b_.floats_per_datagram, own_shard_error);
-    gather.send_all(after_ms(start2, send_limit_ms), drain_fn);
+    gather.send_all(send_limit(clock.start), [this] { drain(); });
     gather.finish();
-    const Close close2 = wait_phase(1, nullptr);
+    const Close how = wait_phase(1, nullptr);
     router_.close_op(b_.key, &rx_);
-    finish_phase(1, close2);
-    fill_and_copy_out();
-    feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_);
+    finish_phase(1, how);
 }
 
 wire::Header BoundedOperation::phase_header(int phase) const {

@@ -58,6 +58,12 @@ public:
     const OpReport &report() const { return report_; }
 
 private:
+    // The steps of run(), in order: open the receive side, transform, start the clock; the
+    // reduce-scatter (our shard reduced, each chunk handed to `gather` when ready); the all-gather.
+    void open();
+    void reduce_scatter(StreamSender &gather);
+    void all_gather(StreamSender &gather);
+    Clock::time_point send_limit(Clock::time_point phase_start) const;  // when senders give up
     wire::Header phase_header(int phase) const;  // what every datagram of the phase shares
     int drain();  // DgramEndpoint::poll into the router
     // Waits for the phase to close, as closer_[phase] decides (engine/phase_closer.hpp). In the
