@@ -113,36 +113,54 @@ std::optional<std::size_t> reserve_comm_id(MPI_Comm comm, int rank, ProcessConte
 }
 
 // Steps 2-4 of setup, on a communicator every rank has reached with a float SUM call.
-void agree_and_connect(CommState &st, ProcessContext &ctx) {
-    const Config &cfg = ctx.config;
-    MPI_Comm comm = st.comm;
+// A collective step failed on some rank (`code`: the MAX of every rank's failure_code): that rank
+// says why, and every rank disables the communicator with the same reason.
+void disable_after_failure(CommState &st, std::uint64_t code, const std::string &error, const char *advice,
+                           const char *step) {
+    const int who = failed_rank(code, st.size);
+    if (who == st.rank)
+        OPTIREDUCE_LOG(warn, "engine setup failed on rank %d of a %d-rank communicator (%s); "
+                             "falling back to MPI on it.%s",
+                       st.rank, st.size, error.c_str(), advice);
+    disable(st, std::string(step) + " failed on rank " + std::to_string(who));
+}
 
-    // Which provider: shm only if every member is on this node, which every member sees alike.
+// Step 1, on this rank alone: the channel this communicator's mode and layout call for. Exact
+// mode runs over the reliable channel, bounded mode over the datagram channel, except on a single
+// node with OPTIREDUCE_DGRAM_PROVIDER=auto (see dgram_provider_for); shm only if every member is
+// on this node, which every member sees alike.
+struct LocalChannel {
+    RdmEndpoint *endpoint = nullptr;
+    DgramChannel *dgram = nullptr;
+    std::string error;
+    bool ok(Mode mode) const { return mode == Mode::off || endpoint || dgram; }
+};
+
+LocalChannel open_local_channel(const CommState &st, ProcessContext &ctx) {
+    const Config &cfg = ctx.config;
     MPI_Comm node = MPI_COMM_NULL;
-    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_split_type(st.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int node_size = 0;
     PMPI_Comm_size(node, &node_size);
     PMPI_Comm_free(&node);
-    const std::string provider = rdm_provider_for(cfg.provider, node_size == st.size);
-
-    // Exact mode runs over the reliable channel, bounded mode over the datagram channel, except
-    // on a single node with OPTIREDUCE_DGRAM_PROVIDER=auto (see dgram_provider_for).
     const bool one_node = node_size == st.size;
     const std::string dgram =
         cfg.mode == Mode::bounded
             ? dgram_provider_for(cfg.dgram_provider, one_node, one_node ? std::string() : hardware_dgram_provider())
             : "";
-    std::string local_error;
-    RdmEndpoint *ep = nullptr;
-    DgramChannel *channel = nullptr;
+    LocalChannel local;
     if (cfg.mode == Mode::exact || (cfg.mode == Mode::bounded && dgram.empty()))
-        ep = ctx.endpoint_for(provider, &local_error);
+        local.endpoint = ctx.endpoint_for(rdm_provider_for(cfg.provider, one_node), &local.error);
     else if (cfg.mode == Mode::bounded)
-        channel = ctx.dgram_for(dgram, &local_error);
-    const bool local_ok = cfg.mode == Mode::off || ep != nullptr || channel != nullptr;
+        local.dgram = ctx.dgram_for(dgram, &local.error);
+    return local;
+}
 
-    // One MAX reduction checks everything a rank can disagree on: each must-agree knob's hash
-    // and its complement (max of ~h is ~min h, so min == max means all equal), and who failed.
+// Step 2, collective: every rank has the same must-agree configuration, the engine is on, and
+// every rank opened its channel. One MAX reduction checks it all: each must-agree knob's hash and
+// its complement (max of ~h is ~min h, so min == max means all equal), and who failed. False:
+// the communicator is disabled, with the reason, on every rank alike.
+bool agree_on_setup(CommState &st, const Config &cfg, const LocalChannel &local) {
     std::vector<std::uint64_t> hashes = cfg.agreement_hashes();
     const std::size_t k = hashes.size();
     std::vector<std::uint64_t> agree(2 * k + 1);
@@ -150,8 +168,8 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
         agree[i] = hashes[i];
         agree[k + i] = ~hashes[i];
     }
-    agree[2 * k] = failure_code(local_ok, st.rank, st.size);
-    PMPI_Allreduce(MPI_IN_PLACE, agree.data(), static_cast<int>(agree.size()), MPI_UINT64_T, MPI_MAX, comm);
+    agree[2 * k] = failure_code(local.ok(cfg.mode), st.rank, st.size);
+    PMPI_Allreduce(MPI_IN_PLACE, agree.data(), static_cast<int>(agree.size()), MPI_UINT64_T, MPI_MAX, st.comm);
 
     const auto names = Config::agreement_names();
     std::string differing;
@@ -162,60 +180,48 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
             OPTIREDUCE_LOG(warn, "%s differs across the %d ranks of a communicator; falling back to "
                                  "MPI on it. Set %s identically on every rank.",
                            differing.c_str(), st.size, differing.c_str());
-        return disable(st, differing + " differs across ranks");
+        disable(st, differing + " differs across ranks");
+        return false;
     }
-    if (cfg.mode == Mode::off) return disable(st, "OPTIREDUCE_MODE=off");
-    if (agree[2 * k] != 0) {
-        const int who = failed_rank(agree[2 * k], st.size);
-        if (who == st.rank)
-            OPTIREDUCE_LOG(warn, "engine setup failed on rank %d of a %d-rank communicator (%s); "
-                                 "falling back to MPI on it. Check OPTIREDUCE_PROVIDER and optireduce-info.",
-                           st.rank, st.size, local_error.c_str());
-        return disable(st, "setup failed on rank " + std::to_string(who));
+    if (cfg.mode == Mode::off) {
+        disable(st, "OPTIREDUCE_MODE=off");
+        return false;
     }
-    const std::optional<std::size_t> reserved = reserve_comm_id(comm, st.rank, ctx);
-    if (!reserved) {
-        if (st.rank == 0)
-            OPTIREDUCE_LOG(warn, "all %u engine communicator ids are in use; falling back to MPI "
-                                 "on a new communicator. Free communicators you no longer need.",
-                           tag::kMaxCommIds);
-        return disable(st, "no free communicator id");
-    }
-    const std::size_t id = *reserved;
-    // The agreement above says every rank, this one included, has its channel; said again for
-    // the reader (and the static analyzer), which cannot follow it through the allreduce.
-    if (!ep && !channel) return disable(st, "no channel on this rank");
+    if (agree[2 * k] == 0) return true;
+    disable_after_failure(st, agree[2 * k], local.error, " Check OPTIREDUCE_PROVIDER and optireduce-info.", "setup");
+    return false;
+}
 
-    // Address exchange over the user's communicator: fixed-size slots, rank order.
+// Step 4, collective: every member's channel address, over the user's communicator in
+// fixed-size slots in rank order, resolved by every member, and agreed to have worked.
+bool exchange_addresses(CommState &st, LocalChannel &local) {
     static_assert(RdmEndpoint::kNameSlot == DgramEndpoint::kNameSlot);
     constexpr int kSlot = RdmEndpoint::kNameSlot;
     std::vector<std::byte> names_all(kSlot * static_cast<std::size_t>(st.size));
-    PMPI_Allgather(ep ? ep->name().data() : channel->endpoint->name().data(), kSlot, MPI_BYTE, names_all.data(),
-                   kSlot, MPI_BYTE, comm);
+    RdmEndpoint *ep = local.endpoint;
+    PMPI_Allgather(ep ? ep->name().data() : local.dgram->endpoint->name().data(), kSlot, MPI_BYTE, names_all.data(),
+                   kSlot, MPI_BYTE, st.comm);
     bool connected;
     if (ep) {
         std::lock_guard lock(ep->mutex());
-        connected = ep->resolve(names_all, st.size, st.peers, &local_error);
+        connected = ep->resolve(names_all, st.size, st.peers, &local.error);
     } else {
-        connected = channel->endpoint->resolve(names_all, st.size, st.peers, &local_error);
+        connected = local.dgram->endpoint->resolve(names_all, st.size, st.peers, &local.error);
     }
-    std::uint64_t fail2 = failure_code(connected, st.rank, st.size);
-    PMPI_Allreduce(MPI_IN_PLACE, &fail2, 1, MPI_UINT64_T, MPI_MAX, comm);
-    if (fail2 != 0) {
-        const int who = failed_rank(fail2, st.size);
-        if (who == st.rank)
-            OPTIREDUCE_LOG(warn, "engine setup failed on rank %d of a %d-rank communicator (%s); "
-                                 "falling back to MPI on it.",
-                           st.rank, st.size, local_error.c_str());
-        std::lock_guard lock(ctx.mutex);
-        ctx.used_comm_ids.reset(id);
-        return disable(st, "address exchange failed on rank " + std::to_string(who));
-    }
+    std::uint64_t failed = failure_code(connected, st.rank, st.size);
+    PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_UINT64_T, MPI_MAX, st.comm);
+    if (failed == 0) return true;
+    disable_after_failure(st, failed, local.error, "", "address exchange");
+    return false;
+}
 
+// Step 5: the communicator runs on the engine from its next eligible call.
+void enable(CommState &st, ProcessContext &ctx, std::size_t id, const LocalChannel &local) {
+    const Config &cfg = ctx.config;
     st.enabled = true;
     st.comm_id = static_cast<std::uint32_t>(id);
-    st.endpoint = ep;
-    if (channel) setup_bounded(st, ctx, *channel);
+    st.endpoint = local.endpoint;
+    if (local.dgram) setup_bounded(st, ctx, *local.dgram);
     st.segment_floats = cfg.segment_bytes / sizeof(float);
     // Exact mode tags each message with its segment's index within the shard, in 20 bits: more
     // segments per shard would alias another segment's tag. (Bounded mode's datagrams carry a
@@ -226,6 +232,31 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     // The minimum size, deadlines and loss budget: the communicator's MPI_Info hints where it
     // has them (agreed when they were set), else the environment's values.
     apply_comm_hints(st);
+}
+
+// The collective setup of a communicator's engine state: each step either succeeds on every rank
+// or disables the communicator on every rank with the same reason.
+void agree_and_connect(CommState &st, ProcessContext &ctx) {
+    LocalChannel local = open_local_channel(st, ctx);
+    if (!agree_on_setup(st, ctx.config, local)) return;
+    // Step 3, collective: a communicator id no member uses yet.
+    const std::optional<std::size_t> id = reserve_comm_id(st.comm, st.rank, ctx);
+    if (!id) {
+        if (st.rank == 0)
+            OPTIREDUCE_LOG(warn, "all %u engine communicator ids are in use; falling back to MPI "
+                                 "on a new communicator. Free communicators you no longer need.",
+                           tag::kMaxCommIds);
+        return disable(st, "no free communicator id");
+    }
+    // The agreement says every rank, this one included, has its channel; said again for the
+    // reader (and the static analyzer), which cannot follow it through the allreduce.
+    if (!local.endpoint && !local.dgram) return disable(st, "no channel on this rank");
+    if (!exchange_addresses(st, local)) {
+        std::lock_guard lock(ctx.mutex);
+        ctx.used_comm_ids.reset(*id);
+        return;
+    }
+    enable(st, ctx, *id, local);
 }
 
 }  // namespace
