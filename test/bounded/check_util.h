@@ -66,4 +66,9 @@ static inline double env_num(const char *name, double dflt) {
     return v && *v ? atof(v) : dflt;
 }
 
+/* The slack a timing check allows on top of what the library promises (its deadlines and
+ * straggler bound), for a loaded 2-core host: scaled by CHECK_SLACK_SCALE, which the sanitizer
+ * runs raise for their slowdown (scripts/sanitize.sh). The promise itself is never scaled. */
+static inline double slack_ms(double ms) { return ms * env_num("CHECK_SLACK_SCALE", 1); }
+
 #endif

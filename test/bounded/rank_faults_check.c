@@ -27,7 +27,7 @@ static double allowance_ms(void) {
         CHECK(0, "set OPTIREDUCE_TIMEOUT_MS and OPTIREDUCE_STRAGGLER_MAX_MS: the allowance is derived from them");
         return 0;
     }
-    return 2 * deadline + bound + 1000;
+    return 2 * deadline + bound + slack_ms(1000);
 }
 
 /* Rank r contributes r + 1 + (i % 7): the exact sum is known everywhere. */

@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
     CHECK(expect && (want_success || strcmp(expect, "error") == 0), "set CHECK_EXPECT to success or error");
     const double deadline = env_num("OPTIREDUCE_TIMEOUT_MS", 0), bound = env_num("OPTIREDUCE_STRAGGLER_MAX_MS", 0);
     CHECK(deadline > 0 && bound > 0, "set OPTIREDUCE_TIMEOUT_MS and OPTIREDUCE_STRAGGLER_MAX_MS");
-    const double allowance_ms = 2 * deadline + bound + 1000;
+    const double allowance_ms = 2 * deadline + bound + slack_ms(1000);
     const int nonblocking = env_num("CHECK_NONBLOCKING", 0) > 0;
 
     const size_t n = 262144; /* 1 MiB */

@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
     const double seconds = env_num("CHECK_SOAK_SECONDS", 120);
     const double deadline = env_num("OPTIREDUCE_TIMEOUT_MS", 0), bound = env_num("OPTIREDUCE_STRAGGLER_MAX_MS", 0);
     CHECK(deadline > 0 && bound > 0, "set OPTIREDUCE_TIMEOUT_MS and OPTIREDUCE_STRAGGLER_MAX_MS: the allowance is derived from them");
-    const double allowance_ms = 2 * deadline + bound + 1000;
+    const double allowance_ms = 2 * deadline + bound + slack_ms(1000);
     /* CHECK_SOAK_KINDS: a bit mask of the step kinds to run (default all), to find which one a
      * resource trend comes from. */
     const int kinds = (int)env_num("CHECK_SOAK_KINDS", (1 << kSteps) - 1) & ((1 << kSteps) - 1);
