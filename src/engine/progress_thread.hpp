@@ -1,7 +1,9 @@
 // The thread that drains the datagram endpoint while the application computes
 // (docs/architecture.md, "Threads, and which may call MPI"): a peer's datagrams are taken out of
 // the kernel socket buffer, which holds only so many, whether or not this rank is inside MPI. It
-// blocks in the completion queue's wait fd when nothing arrives, so an idle rank costs no CPU.
+// blocks in the endpoint's wait (DgramEndpoint::wait: poll(2) on the socket and an eventfd for the
+// kernel channel, the completion queue's wait fd for libfabric's) when nothing arrives, so an idle
+// rank costs no CPU.
 // Placed with hwloc near the NIC and away from the cores the rank itself is bound to.
 #pragma once
 

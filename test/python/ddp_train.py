@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Data-parallel training with gradients averaged the way Horovod and PyTorch DDP do it, through
-mpi4py, so that optireduce can be checked as a drop-in (test/python/check_training.py).
+mpi4py, so that optireduce can be checked as a drop-in (test/python/drive.py runs and judges it).
 
 usage: mpirun -np 4 python3 ddp_train.py [--iallreduce] [--steps N] [--seed S] ...
 
