@@ -31,6 +31,7 @@ optireduce_stats_t read_stats() {
     const auto &s = optireduce::process_stats();
     constexpr auto relaxed = std::memory_order_relaxed;
     optireduce_stats_t out{};
+// NOLINTNEXTLINE(bugprone-macro-parentheses): the argument is a member name.
 #define OPTIREDUCE_STATS_COPY_(name, doc) out.name = s.name.load(relaxed);
     OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_COPY_, OPTIREDUCE_STATS_COPY_)
 #undef OPTIREDUCE_STATS_COPY_

@@ -24,8 +24,10 @@ extern "C" {
 /* Process-wide counters since MPI_Init: one field per entry of OPTIREDUCE_STATS_FIELDS, in its
  * order (optireduce/stats_fields.h lists them with what each counts). uint64_t counters only
  * grow; the three double fields are error estimates. New fields are only ever added at the end. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): the arguments are member names. */
 #define OPTIREDUCE_STATS_U64_FIELD_(name, doc) uint64_t name;
 #define OPTIREDUCE_STATS_F64_FIELD_(name, doc) double name;
+/* NOLINTEND(bugprone-macro-parentheses) */
 typedef struct optireduce_stats {
     OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_U64_FIELD_, OPTIREDUCE_STATS_F64_FIELD_)
 } optireduce_stats_t;

@@ -20,6 +20,7 @@ namespace {
 // adds them over the ranks and prints them by name. The double fields (error estimates) are
 // reduced on their own, see write_job_summary.
 #define OPTIREDUCE_STATS_COUNTER_NAME_(name, doc) #name,
+// NOLINTNEXTLINE(bugprone-macro-parentheses): the argument is a member name.
 #define OPTIREDUCE_STATS_COUNTER_VALUE_(name, doc) s.name,
 #define OPTIREDUCE_STATS_SKIP_(name, doc)
 constexpr std::array kCounterNames{OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_COUNTER_NAME_, OPTIREDUCE_STATS_SKIP_)};

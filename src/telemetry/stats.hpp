@@ -13,8 +13,11 @@ namespace optireduce {
 
 struct ProcessStats {
     // One atomic per field of optireduce_stats_t, of the same name (optireduce/stats_fields.h).
+    // The X-macro arguments are member names: parentheses around them would not compile.
+    // NOLINTBEGIN(bugprone-macro-parentheses)
 #define OPTIREDUCE_STATS_U64_ATOMIC_(name, doc) std::atomic<std::uint64_t> name{0};
 #define OPTIREDUCE_STATS_F64_ATOMIC_(name, doc) std::atomic<double> name{0};
+    // NOLINTEND(bugprone-macro-parentheses)
     OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_U64_ATOMIC_, OPTIREDUCE_STATS_F64_ATOMIC_)
 #undef OPTIREDUCE_STATS_U64_ATOMIC_
 #undef OPTIREDUCE_STATS_F64_ATOMIC_
