@@ -189,7 +189,8 @@ void BoundedOperation::read_facts(int phase) {
     std::vector<SenderFacts> &facts = facts_[phase];
     facts.resize(static_cast<std::size_t>(comm_.size));
     for (std::size_t s = 0; s < facts.size(); ++s)
-        facts[s] = {map.chunks(s), map.received(s), rx_.started[phase][s], phase == 0 ? rx_.last_from[1][s] : Clock::time_point{}};
+        facts[s] = {map.chunks(s), map.received(s), rx_.started[phase][s],
+                    phase == 0 ? rx_.last_from[1][s] : Clock::time_point{}, rx_.ahead[s] != 0};
 }
 
 LinkQuiet BoundedOperation::link_quiet(int phase) const {

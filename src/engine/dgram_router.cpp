@@ -26,6 +26,8 @@ void DgramRouter::add_comm(CommKey key, int rank, int size, std::vector<fi_addr_
     c.rank = rank;
     c.size = size;
     c.peers = std::move(peers);
+    c.latest.assign(static_cast<std::size_t>(size), 0);
+    c.heard.assign(static_cast<std::size_t>(size), 0);
 }
 
 void DgramRouter::remove_comm(CommKey key) {
@@ -71,6 +73,14 @@ void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
 
 // Check 5: which operation.
 void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d) {
+    // A sender already on a later operation has sent all it will send for the earlier ones
+    // open here: they note it (OpReceive::ahead), so they do not wait for it as for a straggler;
+    // an operation opened later learns it from `latest`.
+    const std::size_t src = h.src_rank;
+    if (!c.heard[src] || seq_before(c.latest[src], h.seq)) c.latest[src] = h.seq;
+    c.heard[src] = 1;
+    for (auto &[seq, earlier] : c.open)
+        if (seq_before(seq, h.seq)) earlier->ahead[src] = 1;
     auto op = c.open.find(h.seq);
     if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes), Clock::now());
     if (seq_before(h.seq, c.next_open)) return count_late(c, h);
@@ -196,6 +206,8 @@ void DgramRouter::open_op(CommKey key, OpReceive *op) {
     if (it == comms_.end()) return;
     Comm &c = it->second;
     c.open[op->seq] = op;
+    for (std::size_t s = 0; s < c.heard.size() && s < op->ahead.size(); ++s)
+        op->ahead[s] = c.heard[s] && seq_before(op->seq, c.latest[s]);
     // Replay what arrived early through the same checks as live datagrams.
     take_held(c, op->seq, [&](std::span<const std::byte> d, Clock::time_point arrival) {
         const wire::Decoded dec = wire::decode(d);

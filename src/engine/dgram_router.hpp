@@ -52,6 +52,7 @@ struct OpReceive {
     std::vector<std::uint32_t> ready;
     std::vector<std::uint8_t> loss_hint;  // latest reported by each sender
     std::vector<std::uint8_t> waited;     // reduce-scatter: the sender's header said wire::kWaited
+    std::vector<std::uint8_t> ahead;      // a datagram of the sender's for a later operation arrived
     // Phase 2: each owner's error of its shard (binary16), the largest it sent: datagrams it sent
     // before its reduce-scatter closed are exact and carry 0.
     std::vector<std::uint16_t> shard_error;
@@ -67,6 +68,7 @@ struct OpReceive {
     void size_for(std::size_t senders) {
         loss_hint.assign(senders, 0);
         waited.assign(senders, 0);
+        ahead.assign(senders, 0);
         shard_error.assign(senders, 0);
         for (int p = 0; p < 2; ++p) {
             started[p].assign(senders, Clock::time_point{});
@@ -143,6 +145,9 @@ private:
         std::map<std::uint32_t, std::vector<std::byte>> held;
         std::size_t held_bytes = 0;
         bool warned_behind = false;  // held datagrams dropped: logged once
+        // Per sender: the latest operation it sent a datagram for, once heard (OpReceive::ahead).
+        std::vector<std::uint32_t> latest;
+        std::vector<std::uint8_t> heard;
         // Recently closed operations, by sequence modulo the ring, for near-miss accounting.
         struct Closed {
             std::uint32_t seq = 0;

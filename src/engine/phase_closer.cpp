@@ -6,6 +6,10 @@ namespace optireduce {
 
 Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
     const double rs_ms = clock_.deadline_ms[0], ag_ms = clock_.deadline_ms[1];
+    // Nothing from it in this phase, and it is already on a later operation: what it sent for
+    // this one was lost (or dropped here while this rank was too far behind to hold it), and no
+    // more will come. Waiting would only keep this rank behind: it closes without that data.
+    if (s.started == Clock::time_point{} && s.ahead) return clock_.start;
     if (clock_.phase == 0) {
         // Started: the deadline bounds how long its data take on the network from there.
         if (s.started != Clock::time_point{}) return after_ms(s.started, rs_ms);
@@ -59,7 +63,7 @@ bool PhaseCloser::written_off(const SenderFacts &s, Close how) const {
     // One whose all-gather we heard started: its stream was lost, it was not late. An owner
     // whose all-gather did not start in time is late on the network like any other.
     return clock_.phase == 0 && how == Close::deadline && s.missing() && s.started == Clock::time_point{} &&
-           s.gathered == Clock::time_point{};
+           s.gathered == Clock::time_point{} && !s.ahead;
 }
 
 }  // namespace optireduce

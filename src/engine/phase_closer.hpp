@@ -26,6 +26,7 @@ struct SenderFacts {
     std::uint32_t received = 0;
     Clock::time_point started{};   // its clock: its first datagram of the phase (none: time_point{})
     Clock::time_point gathered{};  // reduce-scatter only: its latest all-gather datagram, if any
+    bool ahead = false;            // it already sent for a later operation: it sends no more of this
     bool missing() const { return received < chunks; }
 };
 
@@ -70,7 +71,8 @@ public:
     CloseDecision decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,
                          Clock::time_point now);
     // After the phase closed with `how`: whether sender s is a straggler written off (silent in
-    // a reduce-scatter that closed at its deadline, with no sign that it had started).
+    // a reduce-scatter that closed at its deadline, with no sign that it had started or that it
+    // is ahead of us).
     bool written_off(const SenderFacts &s, Close how) const;
 
 private:

@@ -34,6 +34,24 @@ SenderFacts sender(std::uint32_t received, double started_ms = -1, double gather
 
 using Kind = CloseDecision::Kind;
 
+TEST(PhaseCloser, APeerAlreadyOnALaterOperationIsNotWaitedFor) {
+    // This rank is behind: a peer silent here has sent for a later operation (its datagrams for
+    // this one were dropped while this rank could not hold them). Waiting the straggler bound
+    // for it would keep this rank behind for good; it closes at once, and the peer is not a
+    // straggler.
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{sender(4, 0), sender(0)};
+    f[1].ahead = true;
+    const CloseDecision d = c.decide(f, false, {}, at(0.1));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+    EXPECT_FALSE(c.written_off(f[1], d.how));
+    // A peer ahead that did start here keeps its deadline: its data may still be arriving.
+    f[1] = sender(1, 0);
+    f[1].ahead = true;
+    EXPECT_EQ(c.decide(f, false, {}, at(5)).until, at(10));
+}
+
 TEST(PhaseCloser, CompleteClosesAtOnce) {
     PhaseCloser c(rs_clock());
     std::vector<SenderFacts> f{sender(4, 0), sender(4, 1)};
