@@ -7,7 +7,6 @@
 #include <cctype>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -294,12 +293,21 @@ TEST(InfoHintsDoc, CodeAcceptsEveryDocumentedKeyAndNoOther) {
 // (optireduce_comm_enable(...) is a function, not a key).
 TEST(InfoHintsDoc, ProseNamesOnlyRealKeys) {
     const std::string section = hints_section(read_doc());
-    const std::regex word(R"(\boptireduce_[a-z0-9_]+\b(?!\())");
+    // Words optireduce_[a-z0-9_]+ not followed by "(". Scanned by hand: std::regex trips GCC 12's
+    // -Wmaybe-uninitialized inside std::function under -fsanitize=address, and CI builds with
+    // -Werror.
+    const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     std::size_t seen = 0;
-    for (auto it = std::sregex_iterator(section.begin(), section.end(), word); it != std::sregex_iterator(); ++it) {
+    for (std::size_t at = section.find("optireduce_"); at != std::string::npos;
+         at = section.find("optireduce_", at + 1)) {
+        if (at > 0 && word_char(section[at - 1])) continue;
+        std::size_t end = at;
+        while (end < section.size() && word_char(section[end])) ++end;
+        if (end < section.size() && section[end] == '(') continue;
+        const std::string key = section.substr(at, end - at);
         ++seen;
-        EXPECT_FALSE(is_unknown_hint(it->str())) << "docs/configuration.md names hint '" << it->str()
-                                                << "', which the code does not accept";
+        EXPECT_FALSE(is_unknown_hint(key)) << "docs/configuration.md names hint '" << key
+                                           << "', which the code does not accept";
     }
     EXPECT_GE(seen, hint_table().size() - 1);  // the table alone names every key but the switch
 }
