@@ -5,14 +5,15 @@
 # our threads meet: the unit and engine tests, and the Open MPI jobs that run the engine's
 # progress thread, several threads calling MPI_Allreduce at once, or more than one channel (the
 # ranks exit 66 on a race); test/sanitizers/tsan.supp silences races inside MPI and libfabric
-# only. About 8 minutes on 2 cores; TSan slows the code 5-15x, so the long tests stay out.
+# only. About 2 minutes on 2 cores (docs/reliability.md#ci); TSan slows the code 5-15x, so the long
+# tests stay out.
 #
 # AddressSanitizer + UndefinedBehaviorSanitizer: builds build-asan/ with
 # -DOPTIREDUCE_SANITIZE=address+undefined and runs the whole suite but the slow label (the
 # 64 MiB, stress and 10,000-operation cases), the install tests and train_smoke (they build or
 # launch programs outside ctest's sanitizer preload, which ASan refuses to start: the runtime
-# must come first) and valgrind (not defined in a sanitized build). An ASan report exits 67, a
-# UBSan one aborts; no suppressions. About 15 minutes on 2 cores.
+# must come first) and valgrind (reported skipped in a sanitized build). An ASan report exits 67,
+# a UBSan one aborts; no suppressions. About 10 minutes on 2 cores (docs/reliability.md#ci).
 #
 #   scripts/sanitize.sh                      # both
 #   scripts/sanitize.sh thread               # one of them
