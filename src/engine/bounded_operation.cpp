@@ -2,23 +2,17 @@
 
 #include "codec/block_layout.hpp"
 #include "codec/estimators.hpp"
-#include "codec/reduce.hpp"
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
 #include "engine/dgram_channel.hpp"
 #include "engine/idle_policy.hpp"
 #include "engine/phase2_repair.hpp"
 #include "engine/stream_sender.hpp"
-#include "telemetry/log.hpp"
-#include "telemetry/stats.hpp"
 #include "transport/wire_header.hpp"
-
-#include <rdma/fi_errno.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <thread>
 
 namespace optireduce {
 
