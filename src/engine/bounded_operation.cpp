@@ -148,8 +148,8 @@ void BoundedOperation::all_gather(StreamSender &gather) {
     gather.set_shard_error(own_shard_error);
     gather.set_early(false);
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
-    router_.publish_shard(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
-                          b_.floats_per_datagram, own_shard_error);
+    router_.repair().publish(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
+                             b_.floats_per_datagram, own_shard_error);
     gather.send_all(send_limit(clock.start), [this] { drain(); });
     gather.finish();
     const Close how = wait_phase(1, nullptr);
@@ -158,12 +158,8 @@ void BoundedOperation::all_gather(StreamSender &gather) {
 }
 
 wire::Header BoundedOperation::phase_header(int phase) const {
-    wire::Header h;
-    h.phase = phase == 0 ? wire::Phase::reduce_scatter : wire::Phase::all_gather;
-    h.job_nonce = b_.key.nonce;
-    h.comm_id = comm_.comm_id;
-    h.seq = seq_;
-    h.src_rank = static_cast<std::uint32_t>(comm_.rank);
+    wire::Header h = wire_header_for(b_.key, comm_.rank, seq_,
+                                     phase == 0 ? wire::Phase::reduce_scatter : wire::Phase::all_gather);
     h.loss_hint = b_.loss_hint;
     if (phase == 0 && b_.waited) h.flags = wire::kWaited;
     h.sender_estimate_us = static_cast<std::uint32_t>(
@@ -174,7 +170,7 @@ wire::Header BoundedOperation::phase_header(int phase) const {
 int BoundedOperation::drain() {
     const int got = b_.channel->endpoint->poll(
         [this](std::span<const std::byte> d, fi_addr_t src) { router_.on_datagram(d, src); });
-    serve_repairs(*b_.channel->endpoint, router_);
+    router_.repair().serve(*b_.channel->endpoint);
     return got;
 }
 
@@ -217,9 +213,9 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
             break;
         }
         if (d.kind == CloseDecision::Kind::ask_repair) {
-            missing_chunks(rx_.map[1], asks);  // under the lock: the router writes the map
+            Phase2Repair::missing(rx_.map[1], asks);  // under the lock: the router writes the map
             lock.unlock();
-            ask_repairs(*b_.channel->endpoint, b_.peers, phase_header(1), asks, b_.floats_per_datagram * sizeof(float));
+            Phase2Repair::ask(ep, b_.peers, b_.key, comm_.rank, seq_, asks, b_.floats_per_datagram * sizeof(float));
             lock.lock();
             continue;
         }
@@ -243,13 +239,13 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
         }
         lock.lock();
     }
-    rx_.open[phase] = false;  // from here on the router counts this phase's datagrams as late
+    // From here on the router counts this phase's datagrams as late.
+    router_.close_phase(lock, rx_, phase, now,
+                        std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double, std::milli>(clock_[phase].deadline_ms[phase])));
     // Under the lock: in the reduce-scatter the router is still writing the all-gather's
     // arrivals, which say whether a silent sender had started (finish_phase).
     read_facts(phase);
-    rx_.closed_at[phase] = now;
-    rx_.near_window[phase] = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double, std::milli>(clock_[phase].deadline_ms[phase]));
     phase_ms_[phase] = ms_between(start, now);
     last_arrival_ms_[phase] = rx_.last_arrival[phase] > start ? ms_between(start, rx_.last_arrival[phase]) : 0;
     return how;

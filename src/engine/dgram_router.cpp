@@ -5,6 +5,7 @@
 #include "telemetry/stats.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace optireduce {
@@ -28,11 +29,13 @@ void DgramRouter::add_comm(CommKey key, int rank, int size, std::vector<fi_addr_
     c.peers = std::move(peers);
     c.latest.assign(static_cast<std::size_t>(size), 0);
     c.heard.assign(static_cast<std::size_t>(size), 0);
+    repair_.add_comm(key, rank, c.peers);
 }
 
 void DgramRouter::remove_comm(CommKey key) {
     std::lock_guard lock(mutex_);
     comms_.erase(key);
+    repair_.remove_comm(key);
     if (retired_.size() >= kRetiredKept) retired_.erase(retired_.begin());
     retired_.insert(key);
 }
@@ -67,7 +70,10 @@ void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
     if (h.src_rank >= static_cast<std::uint32_t>(c.size) || h.src_rank == static_cast<std::uint32_t>(c.rank) ||
         (source != FI_ADDR_NOTAVAIL && source != c.peers[h.src_rank]))
         return reject("source rank out of range, our own, or not the sending address");
-    if (h.phase == wire::Phase::repair) return queue_repair(c, h, d.subspan(wire::kHeaderBytes));
+    if (h.phase == wire::Phase::repair) {
+        if (const char *why = repair_.queue(it->first, h, d.subspan(wire::kHeaderBytes)); *why) reject(why);
+        return;
+    }
     dispatch(c, h, d);
 }
 
@@ -143,9 +149,9 @@ void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d)
 void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload,
                         Clock::time_point arrival) {
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
-    if (!op.open[p]) {
+    if (OpReceive::Window &w = op.window[p]; !w.open) {
         bump(process_stats().datagrams_late);
-        if (Clock::now() - op.closed_at[p] <= op.near_window[p]) ++op.near_misses[p];
+        if (Clock::now() - w.closed_at <= w.near_window) ++w.near_misses;
         return;
     }
     const std::size_t s = h.src_rank;
@@ -224,7 +230,7 @@ void DgramRouter::skip_op(CommKey key, std::uint32_t seq) {
 
 void DgramRouter::close_op(CommKey key, OpReceive *op) {
     std::lock_guard lock(mutex_);
-    op->open[0] = op->open[1] = false;
+    op->window[0].open = op->window[1].open = false;
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
     Comm &c = it->second;
@@ -235,11 +241,22 @@ void DgramRouter::close_op(CommKey key, OpReceive *op) {
     k.valid = true;
     k.misses.bytes = op->bytes;
     for (int p = 0; p < 2; ++p) {
-        k.closed_at[p] = op->closed_at[p];
-        k.near_window[p] = op->near_window[p];
+        k.closed_at[p] = op->window[p].closed_at;
+        k.near_window[p] = op->window[p].near_window;
         k.misses.expected[p] = op->map[p].expected();
-        k.misses.count[p] = op->near_misses[p];  // e.g. phase 1's, while phase 2 ran
+        k.misses.count[p] = op->window[p].near_misses;  // e.g. phase 1's, while phase 2 ran
     }
+}
+
+void DgramRouter::close_phase(const std::unique_lock<std::mutex> &lock, OpReceive &op, int phase, Clock::time_point at,
+                              Clock::duration near_window) {
+    // The lock is the proof the caller holds the mutex the router writes the window under.
+    assert(lock.owns_lock() && lock.mutex() == &mutex_);
+    (void)lock;
+    OpReceive::Window &w = op.window[phase];
+    w.open = false;
+    w.closed_at = at;
+    w.near_window = near_window;
 }
 
 }  // namespace optireduce

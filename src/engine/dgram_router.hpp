@@ -8,7 +8,9 @@
 
 #include "engine/chunk_bitmap.hpp"
 #include "engine/clock.hpp"
+#include "engine/comm_key.hpp"
 #include "engine/fault_rng.hpp"
+#include "engine/phase2_repair.hpp"
 #include "transport/wire_header.hpp"
 
 #include <rdma/fabric.h>
@@ -38,7 +40,6 @@ struct OpReceive {
     std::vector<float *> dest[2];
     std::vector<std::size_t> length[2];
     ChunkBitmap map[2];
-    bool open[2] = {true, true};
     Clock::time_point last_arrival[2]{};
     // Per phase and sender: when its clock started (its first datagram, in the all-gather its
     // first not flagged kEarly; time_point{} until then) and its latest arrival. The phase
@@ -56,12 +57,15 @@ struct OpReceive {
     // Phase 2: each owner's error of its shard (binary16), the largest it sent: datagrams it sent
     // before its reduce-scatter closed are exact and carry 0.
     std::vector<std::uint16_t> shard_error;
-    // Set by the owner when it closes a phase: datagrams that arrive within `near_window` after
-    // `closed_at` are near misses, a sign the deadline was a little short. A straggler's arrive
-    // much later and do not count.
-    Clock::time_point closed_at[2]{};
-    Clock::duration near_window[2]{};
-    std::uint64_t near_misses[2] = {0, 0};
+    // Per phase, written only by DgramRouter::close_phase (the owner decides when, the router
+    // records it): datagrams that arrive within `near_window` after `closed_at` are near misses,
+    // a sign the deadline was a little short. A straggler's arrive much later and do not count.
+    struct Window {
+        bool open = true;
+        Clock::time_point closed_at{};
+        Clock::duration near_window{};
+        std::uint64_t near_misses = 0;
+    } window[2];
     std::size_t bytes = 0;  // the operation's size, for the deadline controller
 
     // Sizes the per-sender state for a communicator of `senders` ranks, all zero.
@@ -77,13 +81,6 @@ struct OpReceive {
     }
 };
 
-// One all-gather datagram to send again, answering a peer's repair request (phase2_repair.hpp).
-struct RepairJob {
-    fi_addr_t dest = 0;
-    std::array<std::byte, wire::kHeaderBytes> header{};
-    std::vector<float> payload;
-};
-
 // Near misses of a closed operation, reported back to the deadline controller.
 struct NearMisses {
     std::size_t bytes = 0;
@@ -97,11 +94,7 @@ public:
     static constexpr std::uint32_t kHeldAheadOps = 4;
     static constexpr std::size_t kHeldBytesPerComm = 256u << 20;
 
-    struct CommKey {
-        std::uint64_t nonce;
-        std::uint32_t comm_id;
-        auto operator<=>(const CommKey &) const = default;
-    };
+    using CommKey = optireduce::CommKey;
 
     void add_comm(CommKey key, int rank, int size, std::vector<fi_addr_t> peers);
     void remove_comm(CommKey key);
@@ -113,6 +106,10 @@ public:
     // entirely. Later datagrams for it are late.
     void open_op(CommKey key, OpReceive *op);
     void close_op(CommKey key, OpReceive *op);
+    // The owner closed one phase (holding `lock`, the router's mutex): from now on its datagrams
+    // are late, and those within `near_window` count as near misses.
+    void close_phase(const std::unique_lock<std::mutex> &lock, OpReceive &op, int phase, Clock::time_point at,
+                     Clock::duration near_window);
     // An operation this rank will not run (it failed before opening): datagrams held for it are
     // dropped and counted late, later ones are late, so the next operation is seq + 1 here as on
     // every other rank.
@@ -126,14 +123,9 @@ public:
 
     void set_fault_drop(double p, std::uint64_t seed);
 
-    // Phase-2 repair (phase2_repair.cpp). The owner publishes its reduced shard of operation
-    // `seq` once it is final; it stays until the next one replaces it, so a peer's request is
-    // answered even after the owner's call returned.
-    void publish_shard(CommKey key, std::uint32_t seq, std::span<const float> shard, std::size_t floats_per_datagram,
-                       std::uint16_t shard_error);
-    // Requests that arrived since the last call, turned into the datagrams that answer them.
-    bool repairs_pending() const { return repairs_pending_.load(std::memory_order_acquire); }
-    void take_repairs(std::vector<RepairJob> &out);
+    // Phase-2 repair: requests that pass the header checks go to it; communicators are added
+    // to and removed from it with the router's.
+    Phase2Repair &repair() { return repair_; }
 
 private:
     struct Comm {
@@ -157,22 +149,7 @@ private:
             NearMisses misses;
         };
         std::array<Closed, 8> closed;
-        // Phase-2 repair: our latest reduced shard, and what peers asked of it.
-        struct Published {
-            bool valid = false;
-            std::uint32_t seq = 0;
-            std::size_t floats_per_datagram = 0;
-            std::uint16_t shard_error = 0;
-            std::vector<float> shard;
-        } published;
-        struct Request {
-            std::uint32_t seq, src;
-            std::vector<std::uint32_t> chunks;
-        };
-        std::vector<Request> requests;
     };
-    static constexpr std::size_t kQueuedRequestsPerComm = 64;
-    void queue_repair(Comm &c, const wire::Header &h, std::span<const std::byte> payload);
     void count_late(Comm &c, const wire::Header &h);
     void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d);
     // `arrival`: when the datagram came off the wire (held ones keep theirs).
@@ -190,7 +167,7 @@ private:
     // Communicators freed here, so their stragglers' datagrams count as late, not invalid.
     static constexpr std::size_t kRetiredKept = 1024;
     std::set<CommKey> retired_;
-    std::atomic<bool> repairs_pending_{false};
+    Phase2Repair repair_;
     double fault_drop_ = 0;
     FaultRng fault_rng_;  // only the draining thread uses it
 };

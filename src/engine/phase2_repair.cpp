@@ -8,78 +8,89 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace optireduce {
 
-void DgramRouter::publish_shard(CommKey key, std::uint32_t seq, std::span<const float> shard,
-                                std::size_t floats_per_datagram, std::uint16_t shard_error) {
+void Phase2Repair::add_comm(CommKey key, int rank, std::vector<fi_addr_t> peers) {
+    std::lock_guard lock(mutex_);
+    Comm &c = comms_[key];
+    c.rank = rank;
+    c.peers = std::move(peers);
+}
+
+void Phase2Repair::remove_comm(CommKey key) {
+    std::lock_guard lock(mutex_);
+    comms_.erase(key);
+}
+
+void Phase2Repair::publish(CommKey key, std::uint32_t seq, std::span<const float> shard,
+                           std::size_t floats_per_datagram, std::uint16_t shard_error) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
-    Comm::Published &p = it->second.published;
-    p.valid = true;
-    p.seq = seq;
-    p.floats_per_datagram = floats_per_datagram;
-    p.shard_error = shard_error;
-    p.shard.assign(shard.begin(), shard.end());
+    Comm &c = it->second;
+    c.published = true;
+    c.seq = seq;
+    c.floats_per_datagram = floats_per_datagram;
+    c.shard_error = shard_error;
+    c.shard.assign(shard.begin(), shard.end());
 }
 
-// Under mutex_, from on_datagram: checks 1-3 passed.
-void DgramRouter::queue_repair(Comm &c, const wire::Header &h, std::span<const std::byte> payload) {
-    if (c.requests.size() >= kQueuedRequestsPerComm) return reject("repair request queue full");
-    Comm::Request r{h.seq, h.src_rank, std::vector<std::uint32_t>(payload.size() / sizeof(std::uint32_t))};
-    for (std::size_t i = 0; i < r.chunks.size(); ++i) {
-        std::uint32_t v;
-        std::memcpy(&v, payload.data() + i * sizeof v, sizeof v);  // host order, as the float payloads
-        r.chunks[i] = v;
-    }
+const char *Phase2Repair::queue(CommKey key, const wire::Header &h, std::span<const std::byte> payload) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return "repair request for a communicator not served here";
+    Comm &c = it->second;
+    if (c.requests.size() >= kQueuedRequestsPerComm) return "repair request queue full";
+    Request r{h.seq, h.src_rank, std::vector<std::uint32_t>(payload.size() / sizeof(std::uint32_t))};
+    for (std::size_t i = 0; i < r.chunks.size(); ++i)
+        std::memcpy(&r.chunks[i], payload.data() + i * sizeof(std::uint32_t), sizeof(std::uint32_t));  // host order
     c.requests.push_back(std::move(r));
-    repairs_pending_.store(true, std::memory_order_release);
+    pending_.store(true, std::memory_order_release);
+    return "";
 }
 
-void DgramRouter::take_repairs(std::vector<RepairJob> &out) {
+void Phase2Repair::take(std::vector<RepairJob> &out) {
     out.clear();
     std::lock_guard lock(mutex_);
-    repairs_pending_.store(false, std::memory_order_relaxed);
+    pending_.store(false, std::memory_order_relaxed);
     for (auto &[key, c] : comms_) {
-        const Comm::Published &p = c.published;
-        for (const Comm::Request &r : c.requests) {
-            // Only the latest shard is kept: a request for an older operation came too late.
-            if (!p.valid || r.seq != p.seq || p.floats_per_datagram == 0) {
-                bump(process_stats().repair_chunks_unavailable, r.chunks.size());
-                continue;
-            }
-            wire::Header h;
-            h.phase = wire::Phase::all_gather;
-            h.job_nonce = key.nonce;
-            h.comm_id = key.comm_id;
-            h.seq = p.seq;
-            h.src_rank = static_cast<std::uint32_t>(c.rank);
-            h.shard_error = p.shard_error;
-            const std::size_t chunks = segment_count(p.shard.size(), p.floats_per_datagram);
-            for (const std::uint32_t chunk : r.chunks) {
-                if (chunk >= chunks) {
-                    reject("repair request for a chunk beyond the shard");
-                    continue;
-                }
-                const Range g = segment_of(p.shard.size(), p.floats_per_datagram, chunk);
-                h.chunk = chunk;
-                h.payload_len = static_cast<std::uint16_t>(g.count * sizeof(float));
-                RepairJob &job = out.emplace_back();
-                job.dest = c.peers[r.src];
-                wire::encode(h, job.header);
-                job.payload.assign(p.shard.begin() + static_cast<std::ptrdiff_t>(g.offset),
-                                   p.shard.begin() + static_cast<std::ptrdiff_t>(g.offset + g.count));
-            }
-        }
+        for (const Request &r : c.requests) answer(key, c, r, out);
         c.requests.clear();
     }
 }
 
-void serve_repairs(DgramEndpoint &ep, DgramRouter &router) {
-    if (!router.repairs_pending()) return;
+void Phase2Repair::answer(CommKey key, const Comm &c, const Request &r, std::vector<RepairJob> &out) {
+    // Only the latest shard is kept: a request for an older operation came too late.
+    if (!c.published || r.seq != c.seq || c.floats_per_datagram == 0) {
+        bump(process_stats().repair_chunks_unavailable, r.chunks.size());
+        return;
+    }
+    wire::Header h = wire_header_for(key, c.rank, c.seq, wire::Phase::all_gather);
+    h.shard_error = c.shard_error;
+    const std::size_t chunks = segment_count(c.shard.size(), c.floats_per_datagram);
+    for (const std::uint32_t chunk : r.chunks) {
+        if (chunk >= chunks) {
+            bump(process_stats().datagrams_invalid);
+            OPTIREDUCE_LOG(debug, "datagram dropped: repair request for a chunk beyond the shard");
+            continue;
+        }
+        const Range g = segment_of(c.shard.size(), c.floats_per_datagram, chunk);
+        h.chunk = chunk;
+        h.payload_len = static_cast<std::uint16_t>(g.count * sizeof(float));
+        RepairJob &job = out.emplace_back();
+        job.dest = c.peers[r.src];
+        wire::encode(h, job.header);
+        job.payload.assign(c.shard.begin() + static_cast<std::ptrdiff_t>(g.offset),
+                           c.shard.begin() + static_cast<std::ptrdiff_t>(g.offset + g.count));
+    }
+}
+
+void Phase2Repair::serve(DgramEndpoint &ep) {
+    if (!pending()) return;
     thread_local std::vector<RepairJob> jobs;
-    router.take_repairs(jobs);
+    take(jobs);
     std::uint64_t sent = 0;
     for (const RepairJob &j : jobs) {
         // Best effort: a full queue or a failed send is one more loss, which the requester
@@ -91,18 +102,28 @@ void serve_repairs(DgramEndpoint &ep, DgramRouter &router) {
     bump(process_stats().datagrams_sent, sent);
 }
 
-std::string request_repair(DgramEndpoint &ep, fi_addr_t dest, const wire::Header &base,
-                           std::span<const std::uint32_t> chunks, std::size_t max_payload_bytes) {
+void Phase2Repair::missing(const ChunkBitmap &map, RepairAsks &asks) {
+    asks.clear();
+    for (std::size_t i = 0; i < map.size(); ++i) {
+        if (map.received(i) == map.chunks(i)) continue;
+        std::vector<std::uint32_t> &holes = asks.emplace_back(i, std::vector<std::uint32_t>{}).second;
+        for (std::uint32_t c = 0; c < map.chunks(i); ++c)
+            if (!map.test(i, c)) holes.push_back(c);
+    }
+}
+
+namespace {
+
+// Asks `dest` for `chunks`, in as many requests as the datagram size needs. Returns "" or what
+// failed.
+std::string request(DgramEndpoint &ep, fi_addr_t dest, const wire::Header &base, std::span<const std::uint32_t> chunks,
+                    std::size_t max_payload_bytes) {
     const std::size_t per = std::max<std::size_t>(1, max_payload_bytes / sizeof(std::uint32_t));
     std::array<std::byte, wire::kHeaderBytes> header{};
     std::vector<std::byte> payload;
     for (std::size_t at = 0; at < chunks.size(); at += per) {
         const std::size_t n = std::min(per, chunks.size() - at);
         wire::Header h = base;
-        h.phase = wire::Phase::repair;
-        h.flags = 0;
-        h.shard_error = 0;
-        h.chunk = 0;
         h.payload_len = static_cast<std::uint16_t>(n * sizeof(std::uint32_t));
         wire::encode(h, header);
         payload.resize(n * sizeof(std::uint32_t));
@@ -117,21 +138,14 @@ std::string request_repair(DgramEndpoint &ep, fi_addr_t dest, const wire::Header
     return {};
 }
 
-void missing_chunks(const ChunkBitmap &map, RepairAsks &asks) {
-    asks.clear();
-    for (std::size_t i = 0; i < map.size(); ++i) {
-        if (map.received(i) == map.chunks(i)) continue;
-        std::vector<std::uint32_t> &missing = asks.emplace_back(i, std::vector<std::uint32_t>{}).second;
-        for (std::uint32_t c = 0; c < map.chunks(i); ++c)
-            if (!map.test(i, c)) missing.push_back(c);
-    }
-}
+}  // namespace
 
-void ask_repairs(DgramEndpoint &ep, std::span<const fi_addr_t> peers, const wire::Header &base, const RepairAsks &asks,
-                 std::size_t max_payload_bytes) {
-    for (const auto &[peer, missing] : asks)
-        if (std::string e = request_repair(ep, peers[peer], base, missing, max_payload_bytes); !e.empty())
-            OPTIREDUCE_LOG(debug, "op %u: %s", base.seq, e.c_str());
+void Phase2Repair::ask(DgramEndpoint &ep, std::span<const fi_addr_t> peers, CommKey key, int rank, std::uint32_t seq,
+                       const RepairAsks &asks, std::size_t max_payload_bytes) {
+    const wire::Header base = wire_header_for(key, rank, seq, wire::Phase::repair);
+    for (const auto &[peer, holes] : asks)
+        if (std::string e = request(ep, peers[peer], base, holes, max_payload_bytes); !e.empty())
+            OPTIREDUCE_LOG(debug, "op %u: %s", seq, e.c_str());
 }
 
 }  // namespace optireduce

@@ -1,38 +1,91 @@
 // Phase-2 repair: a rank missing chunks of a peer's reduced shard asks that peer for them while
 // the all-gather's budget lasts, because all-gather loss is the only thing that makes replicas
-// differ (each rank fills a missing reduced chunk with its own estimate). The owner keeps its
-// latest reduced shard (DgramRouter::publish_shard) and answers with ordinary all-gather
-// datagrams, from whichever thread drains its endpoint: the operation's own while it runs, the
-// progress thread after it returned. Best effort, bounded: one round of requests per operation,
-// at most kQueuedRequestsPerComm queued per communicator, answers only for the latest shard.
+// differ (each rank fills a missing reduced chunk with its own estimate). This component owns
+// both sides: the owner publishes its latest reduced shard, the router hands it every request
+// that passed the header checks, and whichever thread drains the endpoint answers them with
+// ordinary all-gather datagrams (the operation's own while it runs, the progress thread after
+// it returned); the asking side turns a bitmap's holes into requests. Best effort, bounded: at
+// most kQueuedRequestsPerComm queued per communicator, answers only for the latest shard.
 #pragma once
 
-#include "engine/dgram_router.hpp"
+#include "engine/chunk_bitmap.hpp"
+#include "engine/comm_key.hpp"
 #include "transport/dgram_endpoint.hpp"
+#include "transport/wire_header.hpp"
 
+#include <rdma/fabric.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <span>
-#include <string>
 #include <utility>
 #include <vector>
 
 namespace optireduce {
 
-// Sends what peers asked for since the last call (a no-op, one atomic load, when nothing was).
-void serve_repairs(DgramEndpoint &ep, DgramRouter &router);
-
-// Asks `owner` (at `dest`) for the all-gather chunks `chunks` of operation `seq`, in as many
-// requests as the datagram size needs. Returns "" or what failed.
-std::string request_repair(DgramEndpoint &ep, fi_addr_t dest, const wire::Header &base,
-                           std::span<const std::uint32_t> chunks, std::size_t max_payload_bytes);
+// One all-gather datagram to send again, answering a peer's request.
+struct RepairJob {
+    fi_addr_t dest = 0;
+    std::array<std::byte, wire::kHeaderBytes> header{};
+    std::vector<float> payload;
+};
 
 // The asking side, for one operation: the all-gather chunks missing from each owner.
 using RepairAsks = std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>>;
-// Read under the router's lock (it writes the map).
-void missing_chunks(const ChunkBitmap &all_gather, RepairAsks &asks);
-// One request to each owner, without the lock. A failed request is one more loss, already
-// counted as such: it is only logged.
-void ask_repairs(DgramEndpoint &ep, std::span<const fi_addr_t> peers, const wire::Header &base, const RepairAsks &asks,
-                 std::size_t max_payload_bytes);
+
+class Phase2Repair {
+public:
+    static constexpr std::size_t kQueuedRequestsPerComm = 64;
+
+    void add_comm(CommKey key, int rank, std::vector<fi_addr_t> peers);
+    void remove_comm(CommKey key);
+
+    // The owner's reduced shard of operation `seq`, once final. It stays until the next one
+    // replaces it, so a peer's request is answered even after the owner's call returned.
+    void publish(CommKey key, std::uint32_t seq, std::span<const float> shard, std::size_t floats_per_datagram,
+                 std::uint16_t shard_error);
+    // A request from `h.src_rank` (its header already checked by the router). Returns "" or why
+    // it was refused (the router counts it as invalid).
+    const char *queue(CommKey key, const wire::Header &h, std::span<const std::byte> payload);
+
+    // Requests that arrived since the last call, turned into the datagrams that answer them.
+    bool pending() const { return pending_.load(std::memory_order_acquire); }
+    void take(std::vector<RepairJob> &out);
+    // Sends them (a no-op, one atomic load, when nothing was asked).
+    void serve(DgramEndpoint &ep);
+
+    // The asking side. `missing` reads the map under the router's lock (the router writes it);
+    // `ask` sends one request to each owner without it. A failed request is one more loss,
+    // already counted as such: it is only logged.
+    static void missing(const ChunkBitmap &all_gather, RepairAsks &asks);
+    static void ask(DgramEndpoint &ep, std::span<const fi_addr_t> peers, CommKey key, int rank, std::uint32_t seq,
+                    const RepairAsks &asks, std::size_t max_payload_bytes);
+
+private:
+    struct Request {
+        std::uint32_t seq, src;
+        std::vector<std::uint32_t> chunks;
+    };
+    struct Comm {
+        int rank = 0;
+        std::vector<fi_addr_t> peers;
+        bool published = false;
+        std::uint32_t seq = 0;
+        std::size_t floats_per_datagram = 0;
+        std::uint16_t shard_error = 0;
+        std::vector<float> shard;
+        std::vector<Request> requests;
+    };
+    void answer(CommKey key, const Comm &c, const Request &r, std::vector<RepairJob> &out);
+
+    // Taken after the router's mutex when the router queues a request; never the other way.
+    std::mutex mutex_;
+    std::map<CommKey, Comm> comms_;
+    std::atomic<bool> pending_{false};
+};
 
 }  // namespace optireduce

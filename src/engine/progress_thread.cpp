@@ -1,6 +1,5 @@
 #include "engine/progress_thread.hpp"
 
-#include "engine/phase2_repair.hpp"
 #include "engine/thread_placement.hpp"
 
 #include <chrono>
@@ -25,7 +24,7 @@ void ProgressThread::run() {
     };
     while (!stop_.load(std::memory_order_relaxed)) {
         const int got = ep_.poll(sink);
-        serve_repairs(ep_, router_);  // requests for a shard whose operation returned here
+        router_.repair().serve(ep_);  // requests for a shard whose operation returned here
         if (got > 0) continue;
         if (got < 0) {
             // An operation's thread is draining: the socket stays readable until it is done, so

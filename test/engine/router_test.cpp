@@ -168,7 +168,10 @@ TEST_F(Fixture, ASkippedOperationDropsWhatWasHeldAndLetsTheNextOneRun) {
 
 TEST_F(Fixture, ClosedPhasesAndOperationsTakeNothing) {
     router.open_op(kKey, &op);
-    op.open[0] = false;  // the owner closed phase 1 (under the router's mutex in the engine)
+    {  // the owner closes phase 1, under the router's mutex as in the engine
+        std::unique_lock lock(router.mutex());
+        router.close_phase(lock, op, 0, Clock::now(), {});
+    }
     const auto l0 = late();
     feed(datagram(5, 1, 0, 4, 5.0f));
     EXPECT_EQ(late(), l0 + 1);
@@ -190,9 +193,11 @@ TEST_F(Fixture, ClosedPhasesAndOperationsTakeNothing) {
 
 TEST_F(Fixture, NearMissesAreReportedOnceAfterTheirWindow) {
     router.open_op(kKey, &op);
-    op.open[0] = op.open[1] = false;
-    op.closed_at[0] = op.closed_at[1] = Clock::now();
-    op.near_window[0] = op.near_window[1] = std::chrono::milliseconds(50);
+    {
+        std::unique_lock lock(router.mutex());
+        const Clock::time_point now = Clock::now();
+        for (int p = 0; p < 2; ++p) router.close_phase(lock, op, p, now, std::chrono::milliseconds(50));
+    }
     op.bytes = 4096;
     feed(datagram(5, 1, 0, 4, 1.0f));  // phase 1, just after its close: a near miss
     router.close_op(kKey, &op);
@@ -270,7 +275,7 @@ TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
     EXPECT_EQ(process_stats().datagrams_held.load(), held3 + 1);
 
     // Repair requests: 1000 queued from one peer, at most kQueuedRequestsPerComm survive.
-    router.publish_shard(kKey, 9, std::vector<float>(10, 3.0f), kF, 0);
+    router.repair().publish(kKey, 9, std::vector<float>(10, 3.0f), kF, 0);
     const auto inv = invalid();
     for (int i = 0; i < 1000; ++i) {
         wire::Header h;
@@ -284,10 +289,10 @@ TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
         wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(d.data(), wire::kHeaderBytes));
         feed(d);  // payload: chunk 0
     }
-    EXPECT_EQ(invalid(), inv + 1000 - 64);  // kQueuedRequestsPerComm (private) is 64
+    EXPECT_EQ(invalid(), inv + 1000 - Phase2Repair::kQueuedRequestsPerComm);  // Phase2Repair::kQueuedRequestsPerComm
     std::vector<RepairJob> jobs;
-    router.take_repairs(jobs);
-    EXPECT_EQ(jobs.size(), 64u);
+    router.repair().take(jobs);
+    EXPECT_EQ(jobs.size(), Phase2Repair::kQueuedRequestsPerComm);
 }
 
 }  // namespace

@@ -210,22 +210,21 @@ void run(const std::uint8_t *data, std::size_t size) {
                 break;
             case 4:
                 if (r.open) {  // the owner closes a phase, as the engine does, under the lock
-                    std::lock_guard lock(router.mutex());
+                    std::unique_lock lock(router.mutex());
                     const int p = in.ConsumeIntegralInRange<int>(0, 1);
-                    r.op.open[p] = false;
-                    r.op.closed_at[p] = Clock::now();
-                    r.op.near_window[p] = std::chrono::milliseconds(in.ConsumeIntegralInRange<int>(0, 5));
+                    router.close_phase(lock, r.op, p, Clock::now(),
+                                       std::chrono::milliseconds(in.ConsumeIntegralInRange<int>(0, 5)));
                 }
                 break;
             case 5: {
                 std::vector<float> shard(in.ConsumeIntegralInRange<std::size_t>(0, 100), 1.0f);
                 const std::uint32_t seq = r.next_seq - static_cast<std::uint32_t>(in.ConsumeIntegralInRange<int>(0, 2));
-                router.publish_shard(r.key, seq, shard, in.ConsumeIntegralInRange<std::size_t>(0, 16),
+                router.repair().publish(r.key, seq, shard, in.ConsumeIntegralInRange<std::size_t>(0, 16),
                                      in.ConsumeIntegralInRange<std::uint16_t>(0, 0x7bff));
                 break;
             }
             case 6:
-                router.take_repairs(repairs);
+                router.repair().take(repairs);
                 for (const RepairJob &j : repairs) {
                     if (j.payload.empty() || j.payload.size() > 16) fail("a repair answer is not one chunk");
                     const wire::Decoded dec = wire::decode(
