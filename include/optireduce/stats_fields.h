@@ -80,7 +80,10 @@
                                  "EAGAIN/ENOBUFS from the kernel); the rest goes in the next round") \
     U64(completion_errors,       "error completions read from a libfabric completion queue (-FI_EAVAIL): the " \
                                  "datagram channel reposts the buffer and counts the datagram lost; on the " \
-                                 "reliable channel the transfer failed and the job is aborted with the reason")
+                                 "reliable channel the transfer failed and the job is aborted with the reason") \
+    U64(datagrams_given_up,      "datagrams of bounded operations not sent because their receivers had stopped " \
+                                 "waiting for them (the phase's deadline for this sender had passed): a slow " \
+                                 "link's own late data, given up so the next operation does not queue behind it")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

@@ -88,7 +88,7 @@ void BoundedOperation::run() {
     reduce_scatter(gather);
     all_gather(gather);
     fill_and_copy_out();
-    feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_);
+    feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_, sends_given_up_);
 }
 
 void BoundedOperation::open() {
@@ -111,14 +111,6 @@ void BoundedOperation::open() {
     clock.straggler_ms = b_.stragglers.bound_ms();
 }
 
-Clock::time_point BoundedOperation::send_limit(Clock::time_point phase_start) const {
-    // Senders stop only at OPTIREDUCE_TIMEOUT_MAX_MS: the receivers' deadlines run on their own
-    // clocks, from their own phase starts, so ours says nothing about when they stop listening.
-    // (The settings, not the configuration: a communicator's hint may pin its deadline.)
-    const DeadlineSettings &limits = b_.deadlines.settings();
-    return after_ms(phase_start, std::max(limits.max_ms, limits.fixed_ms));
-}
-
 void BoundedOperation::reduce_scatter(StreamSender &gather) {
     {
         StreamSender scatter(b_, phase_header(0), sent_bytes_, send_seconds_);
@@ -128,8 +120,11 @@ void BoundedOperation::reduce_scatter(StreamSender &gather) {
             scatter.add_stream(p, wire_ + r.offset, r.count);
         }
         scatter.all_ready();
-        scatter.send_all(send_limit(clock_[0].start), [this] { drain(); });
+        // Until our receivers stop waiting for us: data later than that is lost anyway, and on a
+        // slow link it would hold up the next operation's in our queues (PhaseCloser::send_limit).
+        scatter.send_all(PhaseCloser(clock_[0]).send_limit(), [this] { drain(); });
         scatter.finish();
+        sends_given_up_ = scatter.gave_up();
     }
     finish_phase(0, wait_phase(0, &gather));
     // The chunks of our shard not reduced while the phase ran, estimated where contributions
@@ -150,8 +145,9 @@ void BoundedOperation::all_gather(StreamSender &gather) {
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
     router_.repair().publish(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
                              b_.floats_per_datagram, own_shard_error);
-    gather.send_all(send_limit(clock.start), [this] { drain(); });
+    gather.send_all(PhaseCloser(clock).send_limit(), [this] { drain(); });
     gather.finish();
+    sends_given_up_ = sends_given_up_ || gather.gave_up();
     const Close how = wait_phase(1, nullptr);
     router_.close_op(b_.key, &rx_);
     finish_phase(1, how);

@@ -63,7 +63,6 @@ private:
     void open();
     void reduce_scatter(StreamSender &gather);
     void all_gather(StreamSender &gather);
-    Clock::time_point send_limit(Clock::time_point phase_start) const;  // when senders give up
     wire::Header phase_header(int phase) const;  // what every datagram of the phase shares
     int drain();  // DgramEndpoint::poll into the router
     // Waits for the phase to close, as closer_[phase] decides (engine/phase_closer.hpp). In the
@@ -99,6 +98,7 @@ private:
     PhaseCloser closer_[2];
     std::vector<SenderFacts> facts_[2];  // per sender; at the phase's close, as it closed
     double phase_ms_[2] = {0, 0};
+    bool sends_given_up_ = false;  // a phase's senders stopped at the receivers' deadline
     double last_arrival_ms_[2] = {0, 0};
     ShardReducer reducer_;  // our shard: the reduction, its estimates and their error
     OpFeedback feedback_;   // to the counters and the communicator's controllers

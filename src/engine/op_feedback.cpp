@@ -75,12 +75,13 @@ void OpFeedback::phase_closed(const PhaseClock &clock, Close how, const PhaseClo
 }
 
 void OpFeedback::operation_done(Clock::time_point our_start, std::span<const std::uint64_t> sent_bytes,
-                                std::span<const double> send_seconds) {
+                                std::span<const double> send_seconds, bool sends_given_up) {
     // The skew of this operation: how far the latest start trailed the earliest, ours included,
     // so a rank that is usually the late one learns the job's skew as well as the others.
-    // A start flagged wire::kWaited (ours too, when we waited) was delayed by that rank's wait
-    // for a straggler of the previous operation: it may be the earliest start but not the
-    // latest, or each write-off would teach the bound a lateness as long as the bound itself.
+    // A start flagged wire::kWaited (ours too) was delayed by that rank's previous operation (a
+    // wait for a straggler, or a link too slow for its data): it may be the earliest start but
+    // not the latest, or each write-off would teach the bound a lateness as long as the bound
+    // itself, and a slow link would teach it its own delay.
     Clock::time_point first = our_start, last = b_.waited ? Clock::time_point{} : our_start;
     for (std::size_t s = 0; s < rx_.started[0].size(); ++s) {
         const Clock::time_point started = rx_.started[0][s];
@@ -89,7 +90,13 @@ void OpFeedback::operation_done(Clock::time_point our_start, std::span<const std
         if (!rx_.waited[s]) last = std::max(last, started);
     }
     b_.stragglers.observe(last > first ? ms_between(first, last) : 0.0, wrote_off_);
-    b_.waited = wrote_off_;
+    b_.stragglers.observe_deadlines(b_.deadlines.deadline_ms(bytes_, 1) + b_.deadlines.deadline_ms(bytes_, 2));
+    // Our next start will look late to peers for reasons that are not compute skew: we waited
+    // for a straggler, or our link was too slow to carry our data by the receivers' deadline
+    // (what reaches them first of the next operation waited behind this one's in the queues).
+    // Either way peers must not learn it as skew (wire::kWaited), or a slow link would set
+    // everyone's pace through the straggler bound.
+    b_.waited = wrote_off_ || sends_given_up;
 
     // Our loss hint for the peers' pacing: what slower senders could have saved, i.e. holes in
     // the streams we heard (a buffer or a queue that overflowed, or a lossy link, which the

@@ -25,9 +25,10 @@ public:
     void phase_closed(const PhaseClock &clock, Close how, const PhaseCloser &closer,
                       std::span<const SenderFacts> facts, double phase_ms, double last_arrival_ms, OpReport &report);
     // After both phases. our_start: our reduce-scatter's start; sent_bytes / send_seconds: per
-    // peer, what we sent it and for how long.
+    // peer, what we sent it and for how long; sends_given_up: our senders stopped at the
+    // receivers' deadline (our link was slow, so our next start may look late to peers).
     void operation_done(Clock::time_point our_start, std::span<const std::uint64_t> sent_bytes,
-                        std::span<const double> send_seconds);
+                        std::span<const double> send_seconds, bool sends_given_up);
 
 private:
     void count_phase(const PhaseClock &clock, Close how, double phase_ms, double last_arrival_ms, OpReport &report);

@@ -34,6 +34,17 @@ Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
     return end;
 }
 
+Clock::time_point PhaseCloser::send_limit() const {
+    // A receiver starts our clock at our first datagram, which left no earlier than our start
+    // here (held datagrams, at a receiver behind us, keep their arrival time), and its phase
+    // clock is about ours (every rank sees the same starts): its end for us is sender_end of a
+    // sender that started when we did.
+    SenderFacts us;
+    us.chunks = 1;
+    us.started = clock_.start;
+    return sender_end(us);
+}
+
 CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,
                                   Clock::time_point now) {
     if (complete) return {CloseDecision::Kind::close, Close::complete, {}};

@@ -9,7 +9,16 @@ double StragglerBound::bound_ms() const {
     if (s_.max_ms <= 0) return 0;
     if (observed_ < kCalibrationOps) return s_.max_ms;
     const double estimate = std::max(mean_ms_ + kDeviations * deviation_ms_, kPeakMargin * peak_ms_);
-    return std::clamp(multiple_ * estimate, std::min(kFloorMs, s_.max_ms), s_.max_ms);
+    return std::clamp(multiple_ * estimate, std::min(kFloorMs, s_.max_ms), cap_ms());
+}
+
+double StragglerBound::cap_ms() const {
+    if (deadlines_peak_ms_ <= 0) return s_.max_ms;
+    return std::min(s_.max_ms, std::max(kCapFloorMs, kDeadlineMultiple * deadlines_peak_ms_));
+}
+
+void StragglerBound::observe_deadlines(double deadlines_ms) {
+    deadlines_peak_ms_ = std::max(std::max(deadlines_ms, 0.0), deadlines_peak_ms_ * kPeakDecay);
 }
 
 void StragglerBound::observe(double lateness_ms, bool wrote_off) {

@@ -170,15 +170,24 @@ void StreamSender::give_up_failed_run(int rc) {
 
 void StreamSender::finish() {
     const Clock::time_point now = Clock::now();
+    std::uint64_t given_up = 0;
     for (Stream &s : streams_) {
         // Still waiting at the limit: that wait was sending time too.
-        if (s.sent < s.order.size()) s.busy_s += std::chrono::duration<double>(now - s.pending_since).count();
+        if (s.sent < s.order.size()) {
+            s.busy_s += std::chrono::duration<double>(now - s.pending_since).count();
+            given_up += s.order.size() - s.sent;
+            s.sent = s.order.size();
+        }
         seconds_[static_cast<std::size_t>(s.peer)] += s.busy_s;
         s.busy_s = 0;
         s.pending_since = now;
     }
     bump(process_stats().datagrams_sent, sent_);
     sent_ = 0;
+    if (given_up > 0) {
+        gave_up_ = true;
+        bump(process_stats().datagrams_given_up, given_up);
+    }
 }
 
 }  // namespace optireduce

@@ -58,8 +58,12 @@ public:
 
     bool has_ready() const;  // ready chunks not sent yet
     // Ends the phase: each stream's sending time is accounted (the time it had ready chunks
-    // not sent yet: an all-gather stream waiting for chunks to be reduced is not slow).
+    // not sent yet: an all-gather stream waiting for chunks to be reduced is not slow), and the
+    // ready chunks still unsent are given up (datagrams_given_up): send_all stopped at the
+    // receivers' deadline.
     void finish();
+    // Whether finish() gave anything up: this rank's link, not its compute, made it late.
+    bool gave_up() const { return gave_up_; }
 
 private:
     struct Stream {
@@ -93,6 +97,7 @@ private:
     std::vector<double> &seconds_;
     std::vector<Stream> streams_;
     std::uint64_t sent_ = 0;
+    bool gave_up_ = false;
     // Scratch of one round.
     std::vector<DgramRun> runs_;
     std::vector<Stream *> run_stream_;
@@ -102,7 +107,8 @@ private:
 template <typename Drain>
 void StreamSender::send_all(Clock::time_point limit, Drain &&drain) {
     for (;;) {
-        // Past the limit every receiver has closed the phase: what is unsent is lost anyway.
+        // Past the limit every receiver has stopped waiting for our data: what is unsent would
+        // arrive late, behind it the next operation's data too (finish() gives it up).
         if (Clock::now() >= limit || !has_ready()) return;
         bool progressed = false;
         Clock::time_point earliest = Clock::time_point::max();

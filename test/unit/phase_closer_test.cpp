@@ -172,5 +172,27 @@ TEST(PhaseCloser, AllGatherSendersEndAfterBothDeadlinesFromTheLastStartPlusTurna
     EXPECT_FALSE(c.written_off(sender(0), Close::deadline)) << "the all-gather writes off no straggler";
 }
 
+TEST(PhaseCloser, SendersStopWhenTheirReceiversStopWaiting) {
+    // A slow link: our reduce-scatter data that cannot leave by our start + the deadline would
+    // reach receivers after their end for us (their clock for us starts at our first datagram),
+    // and hold up the next operation behind it.
+    PhaseClock rs = rs_clock();
+    EXPECT_EQ(PhaseCloser(rs).send_limit(), at(10));
+    // The all-gather: a receiver waits for an owner from its own phase start (about ours) or the
+    // last reduce-scatter start it saw, whichever is later, + both deadlines + the owner's
+    // turnaround.
+    PhaseClock ag = rs;
+    ag.phase = 1;
+    ag.start = at(12);
+    ag.rs_all_started = at(3);
+    EXPECT_EQ(PhaseCloser(ag).send_limit(), at(12 + 20 + PhaseCloser::kOwnerTurnaroundMs));
+    ag.rs_all_started = at(30);  // a later starter seen here: receivers wait for it too
+    EXPECT_EQ(PhaseCloser(ag).send_limit(), at(30 + 20 + PhaseCloser::kOwnerTurnaroundMs));
+    ag.start = at(40);
+    // The same end as the receivers' rule for us, had they started our clock at our start.
+    SenderFacts us = sender(1, 40);
+    EXPECT_EQ(PhaseCloser(ag).sender_end(us), PhaseCloser(ag).send_limit());
+}
+
 }  // namespace
 }  // namespace optireduce

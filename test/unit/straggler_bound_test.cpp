@@ -69,5 +69,27 @@ TEST(StragglerBound, NeverAboveTheMaximumAndOffAtZero) {
     EXPECT_EQ(off.bound_ms(), 0);
 }
 
+TEST(StragglerBound, CappedByTheDeadlinesOnceCalibrated) {
+    // Huge skew (a slow link's late starts, say) would teach a bound of seconds; the deadlines the
+    // job shows (both phases 100 ms) cap it at kDeadlineMultiple times their sum. Not while
+    // calibrating: the first steps keep the maximum.
+    StragglerBound b(StragglerSettings{10000});
+    b.observe_deadlines(200);
+    EXPECT_EQ(b.bound_ms(), 10000);
+    for (int i = 0; i < 20; ++i) b.observe(3000, i % 2 == 0);
+    EXPECT_DOUBLE_EQ(b.cap_ms(), StragglerBound::kDeadlineMultiple * 200);
+    EXPECT_DOUBLE_EQ(b.bound_ms(), StragglerBound::kDeadlineMultiple * 200);
+    // A job of tiny operations still gets the floor, and never more than the user's maximum.
+    StragglerBound tiny(StragglerSettings{10000});
+    tiny.observe_deadlines(0.5);
+    EXPECT_DOUBLE_EQ(tiny.cap_ms(), StragglerBound::kCapFloorMs);
+    StragglerBound low(StragglerSettings{30});
+    low.observe_deadlines(200);
+    EXPECT_DOUBLE_EQ(low.cap_ms(), 30);
+    // The cap follows the deadlines down, slowly (the peak decays like the skew's).
+    for (int i = 0; i < 5000; ++i) b.observe_deadlines(20);
+    EXPECT_NEAR(b.cap_ms(), StragglerBound::kDeadlineMultiple * 20, 1e-6);
+}
+
 }  // namespace
 }  // namespace optireduce
