@@ -15,7 +15,7 @@
 #pragma once
 
 #include "transport/dgram_endpoint.hpp"
-#include "transport/udp_socket_endpoint.hpp"  // Fd
+#include "transport/fd.hpp"
 
 #include <netinet/in.h>
 
