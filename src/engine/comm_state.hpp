@@ -6,12 +6,12 @@
 #include "engine/comm_executor.hpp"
 #include "engine/deadline_controller.hpp"
 #include "engine/dgram_router.hpp"
-#include "engine/fault_rng.hpp"
 #include "engine/op_report.hpp"
 #include "engine/send_pacer.hpp"
 #include "engine/staging.hpp"
 #include "engine/straggler_bound.hpp"
 #include "policy/eligibility.hpp"
+#include "transport/fault_rng.hpp"
 #include "transport/rdm_endpoint.hpp"
 
 #include <mpi.h>
@@ -56,7 +56,7 @@ public:
         SendPacer pacer{0};
         std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers
         bool waited = false;  // our previous operation wrote a peer off (wire::kWaited), for peers
-        FaultRng faults;             // OPTIREDUCE_FAULT_DUPLICATE and _DELAY decisions
+        FaultRng faults;             // OPTIREDUCE_FAULT_DELAY decisions
         // Accuracy under loss: agreed at setup.
         bool hadamard = false;        // OPTIREDUCE_HADAMARD resolved for this communicator
         std::uint64_t sign_seed = 0;  // rank 0's: the job seed of the random signs

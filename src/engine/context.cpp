@@ -7,6 +7,7 @@
 #include "engine/faults.hpp"
 #include "telemetry/job_summary.hpp"
 #include "telemetry/log.hpp"
+#include "transport/faulty_dgram_endpoint.hpp"
 
 #include <climits>
 #include <cstdio>
@@ -79,9 +80,10 @@ DgramChannel *ProcessContext::dgram_for(const std::string &provider, std::string
     if (dgram) return dgram.get();
     auto ch = std::make_unique<DgramChannel>();
     const DgramOptions options{config.iface, config.mtu, config.udp_gso(), config.udp_gro()};
-    ch->endpoint = open_dgram_endpoint(provider, options, error);
+    const DgramFaults faults{config.fault_drop, config.fault_duplicate,
+                             config.fault_seed + static_cast<std::uint64_t>(world_rank)};
+    ch->endpoint = with_faults(open_dgram_endpoint(provider, options, error), faults);
     if (!ch->endpoint) return nullptr;
-    ch->router.set_fault_drop(config.fault_drop, config.fault_seed + static_cast<std::uint64_t>(world_rank));
     ch->progress = std::make_unique<ProgressThread>(*ch->endpoint, ch->router);
     OPTIREDUCE_LOG(info, "datagram progress thread: %s", ch->progress->placement().c_str());
     dgram = std::move(ch);

@@ -40,12 +40,6 @@ void DgramRouter::remove_comm(CommKey key) {
     retired_.insert(key);
 }
 
-void DgramRouter::set_fault_drop(double p, std::uint64_t seed) {
-    std::lock_guard lock(mutex_);
-    fault_drop_ = p;
-    fault_rng_ = FaultRng(seed, 0x726f75746572ull);
-}
-
 void DgramRouter::reject(const char *why) {
     bump(process_stats().datagrams_invalid);
     OPTIREDUCE_LOG(debug, "datagram dropped: %s", why);
@@ -54,10 +48,6 @@ void DgramRouter::reject(const char *why) {
 void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
     const wire::Decoded dec = wire::decode(d);  // check 1: the header alone
     std::lock_guard lock(mutex_);
-    if (fault_drop_ > 0 && fault_rng_.chance(fault_drop_)) {
-        bump(process_stats().datagrams_fault_dropped);
-        return;
-    }
     if (!dec.header) return reject(wire::to_string(dec.error));
     const wire::Header &h = *dec.header;
     auto it = comms_.find({h.job_nonce, h.comm_id});  // check 2

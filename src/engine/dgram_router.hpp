@@ -9,7 +9,6 @@
 #include "engine/chunk_bitmap.hpp"
 #include "engine/clock.hpp"
 #include "engine/comm_key.hpp"
-#include "engine/fault_rng.hpp"
 #include "engine/phase2_repair.hpp"
 #include "transport/wire_header.hpp"
 
@@ -121,8 +120,6 @@ public:
     std::mutex &mutex() { return mutex_; }
     std::condition_variable &changed() { return changed_; }
 
-    void set_fault_drop(double p, std::uint64_t seed);
-
     // Phase-2 repair: requests that pass the header checks go to it; communicators are added
     // to and removed from it with the router's.
     Phase2Repair &repair() { return repair_; }
@@ -168,8 +165,6 @@ private:
     static constexpr std::size_t kRetiredKept = 1024;
     std::set<CommKey> retired_;
     Phase2Repair repair_;
-    double fault_drop_ = 0;
-    FaultRng fault_rng_;  // only the draining thread uses it
 };
 
 }  // namespace optireduce

@@ -1,11 +1,11 @@
 // The test-only OPTIREDUCE_FAULT_* knobs, decided in one place (docs/configuration.md, "Test-only
 // knobs"): each function says whether, or does what, the fault asks for at that point, and is a
-// no-op unless the knob names this rank. Only the datagram drop (OPTIREDUCE_FAULT_DROP) and
-// duplication (_DUPLICATE) act inside the data path itself: the router drops on arrival and the
-// stream sender sends twice, configured from the knobs when the channel opens.
+// no-op unless the knob names this rank. The datagram drop (OPTIREDUCE_FAULT_DROP) and
+// duplication (_DUPLICATE) are not here: they act on the channel itself, as an endpoint that
+// wraps the real one when the channel opens (transport/faulty_dgram_endpoint.hpp).
 #pragma once
 
-#include "engine/fault_rng.hpp"
+#include "transport/fault_rng.hpp"
 
 namespace optireduce {
 

@@ -1,7 +1,6 @@
 #include "engine/stream_sender.hpp"
 
 #include "codec/sharding.hpp"
-#include "engine/context.hpp"
 #include "engine/dgram_channel.hpp"
 #include "engine/faults.hpp"
 #include "telemetry/log.hpp"
@@ -32,7 +31,6 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
       // Datagrams per destination per round: what one offloaded send carries (64 KiB with GSO),
       // so a round is one system call for all peers, destinations still interleaved.
       burst_(ep_.run_datagrams(wire::kHeaderBytes + b.floats_per_datagram * sizeof(float))),
-      dup_(context().config.fault_duplicate),
       bytes_(bytes),
       seconds_(seconds) {}
 
@@ -134,9 +132,6 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
             const std::size_t at = i * run.segment;
             const std::size_t len = std::min(run.segment, run.payload.size() - at);
             bytes += wire::kHeaderBytes + len;
-            if (dup_ > 0 && b_.faults.chance(dup_))
-                ep_.send(run.dest, run.headers.subspan(i * wire::kHeaderBytes, wire::kHeaderBytes),
-                         run.payload.subspan(at, len));
         }
         s.sent += sent_now_[r];
         sent_ += sent_now_[r];

@@ -92,7 +92,6 @@ private:
     std::uint8_t early_ = 0;
     std::size_t F_;
     std::size_t burst_;
-    double dup_;
     std::vector<std::uint64_t> &bytes_;
     std::vector<double> &seconds_;
     std::vector<Stream> streams_;
