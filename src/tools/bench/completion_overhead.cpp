@@ -2,6 +2,8 @@
 
 #include "report.hpp"
 
+#include "common/stats.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -121,13 +123,6 @@ double time_block(const Case& c, const CompletionCalls& fns, long calls, Complet
     return std::chrono::duration<double, std::nano>(clock::now() - start).count();
 }
 
-double median(std::vector<double> values)
-{
-    auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-    std::nth_element(values.begin(), middle, values.end());
-    return *middle;
-}
-
 struct CaseResult {
     double mean[2] = {};   // ns per call: intercepted, direct
     double median[2] = {}; // over blocks
@@ -172,14 +167,14 @@ CaseResult measure(const Case& c, long calls, long warmup, MPI_Comm comm, MPI_Co
             for (double& v : rank_mean[m])
                 v /= ranks;
             result.mean[m] = total / ranks / static_cast<double>(calls);
-            result.median[m] = median(rank_mean[m]);
+            result.median[m] = tools::median(rank_mean[m]);
         }
     }
     if (rank == 0) {
         std::vector<double> paired(rank_mean[0].size());
         for (std::size_t b = 0; b < paired.size(); ++b)
             paired[b] = rank_mean[0][b] - rank_mean[1][b];
-        result.paired = median(paired);
+        result.paired = tools::median(paired);
     }
     return result;
 }

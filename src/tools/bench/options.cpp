@@ -1,6 +1,7 @@
 #include "options.hpp"
 
-#include <charconv>
+#include "common/cli_numbers.hpp"
+
 #include <climits>
 #include <getopt.h>
 
@@ -16,36 +17,13 @@ constexpr long max_threads = 64;
 // MPI_Allreduce takes an int count of floats.
 constexpr std::size_t max_message_bytes = std::size_t{INT_MAX} * sizeof(float);
 
-// "64", "64k", "64M", "1G": binary multiples, as users type sizes for OSU-style sweeps.
-std::optional<std::size_t> parse_bytes(std::string_view text)
-{
-    std::size_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end == text.data())
-        return std::nullopt;
-    std::string_view suffix(end, text.data() + text.size() - end);
-    int shift = 0;
-    if (suffix == "k" || suffix == "K")
-        shift = 10;
-    else if (suffix == "m" || suffix == "M")
-        shift = 20;
-    else if (suffix == "g" || suffix == "G")
-        shift = 30;
-    else if (!suffix.empty())
-        return std::nullopt;
-    if (value > (SIZE_MAX >> shift))
-        return std::nullopt;
-    return value << shift;
-}
-
 // Counts end up as MPI int counts (the cross-rank reduction of per-iteration timings).
 std::optional<long> parse_count(std::string_view text, long minimum)
 {
-    long value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size() || value < minimum || value > INT_MAX)
+    const auto value = tools::parse_unsigned(text);
+    if (!value || *value < static_cast<std::uint64_t>(minimum) || *value > INT_MAX)
         return std::nullopt;
-    return value;
+    return static_cast<long>(*value);
 }
 
 // OSU's forms: "MIN:MAX", "MAX", "MIN:".
@@ -55,13 +33,13 @@ std::string parse_range(std::string_view text, Options& out)
     std::string_view lo = colon == std::string_view::npos ? std::string_view{} : text.substr(0, colon);
     std::string_view hi = colon == std::string_view::npos ? text : text.substr(colon + 1);
     if (!lo.empty()) {
-        auto v = parse_bytes(lo);
+        auto v = tools::parse_size(lo);
         if (!v)
             return "bad minimum size '" + std::string(lo) + "'";
         out.min_bytes = *v;
     }
     if (!hi.empty()) {
-        auto v = parse_bytes(hi);
+        auto v = tools::parse_size(hi);
         if (!v)
             return "bad maximum size '" + std::string(hi) + "'";
         out.max_bytes = *v;

@@ -3,6 +3,8 @@
 #include "mode.hpp"
 #include "report.hpp"
 
+#include "common/stats.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,13 +22,6 @@ void call_many(const Mode& mode, long calls, MPI_Comm comm)
     int one = 1, sum = 0;
     for (long i = 0; i < calls; ++i)
         mode.allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
-}
-
-double median(std::vector<double> values)
-{
-    auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-    std::nth_element(values.begin(), middle, values.end());
-    return *middle;
 }
 
 struct ModeTimes {
@@ -86,7 +81,7 @@ int run_passthrough_overhead(const Options& options, const LibraryProbe& library
             for (double& v : rank_mean[m])
                 v /= ranks;
             mean[m] = total / ranks / static_cast<double>(calls);
-            median_ns[m] = median(rank_mean[m]);
+            median_ns[m] = tools::median(rank_mean[m]);
         }
     }
 
@@ -99,7 +94,7 @@ int run_passthrough_overhead(const Options& options, const LibraryProbe& library
         std::printf("%-20s%18s%18s\n", "# Mode", "Mean(ns/call)", "Median(ns/call)");
         std::printf("%-20s%18.1f%18.1f\n", "MPI_Allreduce", mean[0], median_ns[0]);
         std::printf("%-20s%18.1f%18.1f\n", "PMPI_Allreduce", mean[1], median_ns[1]);
-        std::printf("%-20s%18.1f%18.1f\n", "Difference", mean[0] - mean[1], median(paired));
+        std::printf("%-20s%18.1f%18.1f\n", "Difference", mean[0] - mean[1], tools::median(paired));
         print_counters(library);
     }
     return 0;

@@ -175,8 +175,8 @@ void SweepTable::print_header() const
 void SweepTable::print_row(const SizeStep& step, const ModeOutcome& optireduce, const ModeOutcome& native,
                            const std::optional<ValidationResult>& validation) const
 {
-    const LatencySummary& o = optireduce.latency;
-    const LatencySummary& n = native.latency;
+    const tools::Summary& o = optireduce.latency;
+    const tools::Summary& n = native.latency;
     std::printf("%-*zu%*.2f%*.2f%*.2f%*ld", size_width, step.bytes(), osu_width, o.avg, osu_width, o.min,
                 osu_width, o.max, iterations_width, step.iterations);
     std::printf("%*.2f%*.2f%*.3f", extra_width, o.p50, extra_width, o.p99, extra_width,

@@ -3,7 +3,7 @@
 // column 1 and average latency in column 2) so OSU parsers read it unchanged.
 #pragma once
 
-#include "latency_summary.hpp"
+#include "common/stats.hpp"
 #include "library_probe.hpp"
 #include "nonblocking_step.hpp"
 #include "options.hpp"
@@ -17,7 +17,7 @@
 namespace optireduce::bench {
 
 struct ModeOutcome {
-    LatencySummary latency;
+    tools::Summary latency; // microseconds
     std::optional<double> engine_percent; // calls the engine ran; empty without the library's counters
 };
 

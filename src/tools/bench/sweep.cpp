@@ -68,7 +68,7 @@ int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm
             auto latencies = run_timed_step(*mode, step, buffers, validator ? &*validator : nullptr, comm);
             auto after = library.stats();
             ModeOutcome& out = outcome[is_optireduce ? 0 : 1];
-            out.latency = summarize(latencies);
+            out.latency = tools::summarize(latencies);
             out.engine_percent = engine_percent(before, after, static_cast<double>(step.warmup + step.iterations));
             csv.write(step.bytes(), mode->name, latencies);
         }

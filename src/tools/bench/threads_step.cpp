@@ -1,6 +1,6 @@
 #include "threads_step.hpp"
 
-#include "latency_summary.hpp"
+#include "common/stats.hpp"
 
 #include <algorithm>
 #include <barrier>
@@ -101,7 +101,7 @@ ThreadedTimes run_threaded_step(const ThreadedMode& mode, const SizeStep& step, 
     ThreadedTimes out;
     out.slowest.resize(rank == 0 ? local.size() : 0);
     PMPI_Reduce(local.data(), out.slowest.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, 0, world);
-    out.p50 = summarize(out.slowest).p50;
+    out.p50 = tools::summarize(out.slowest).p50;
     out.mean = slowest_scalars[0];
     out.wall = slowest_scalars[1];
     return out;

@@ -6,6 +6,7 @@
 // dgram.cpp and stream.cpp measure one channel, report.cpp prints the results.
 #include "measure.hpp"
 #include "report.hpp"
+#include "common/cli_numbers.hpp"
 
 #include <arpa/inet.h>
 #include <signal.h>
@@ -72,34 +73,17 @@ struct Options {
     std::exit(2);
 }
 
-// 0 when `text` is not a whole positive number below `max`.
+// 0 when `text` is not a whole positive number up to `max`.
 std::uint64_t parse_number(std::string_view text, std::uint64_t max) {
-    std::uint64_t v = 0;
-    if (text.empty()) return 0;
-    for (const char c : text) {
-        if (c < '0' || c > '9') return 0;
-        const auto d = static_cast<std::uint64_t>(c - '0');
-        if (d > max || v > (max - d) / 10) return 0;
-        v = v * 10 + d;
-    }
-    return v;
+    const auto v = optireduce::tools::parse_unsigned(text);
+    return v && *v <= max ? *v : 0;
 }
 
 // "256M" -> 268435456; 0 when it is not a positive size.
 std::uint64_t parse_bytes(std::string_view text) {
-    int shift = 0;
-    if (!text.empty()) {
-        switch (text.back()) {
-            case 'K': case 'k': shift = 10; break;
-            case 'M': case 'm': shift = 20; break;
-            case 'G': case 'g': shift = 30; break;
-            default: break;
-        }
-    }
-    if (shift) text.remove_suffix(1);
     // The 32-bit chunk index caps what one run can count anyway; 1 TiB is far beyond a useful run.
-    const std::uint64_t v = parse_number(text, (std::uint64_t{1} << 40) >> shift);
-    return v << shift;
+    const auto v = optireduce::tools::parse_size(text);
+    return v && *v <= (std::uint64_t{1} << 40) ? *v : 0;
 }
 
 std::vector<const Channel *> parse_channels(std::string_view list) {
@@ -239,7 +223,7 @@ int run_client(Control &control, const Options &o, const std::string &where) {
         const Row row = c->provider ? run_dgram(control, *c, o.settings) : run_stream(control, o.settings);
         print_row(table, row);
         if (o.json) {
-            std::printf("%s\n", to_json(row).c_str());
+            std::fputs(to_json(row).c_str(), stdout);
             std::fflush(stdout);
         }
         failed |= !row.error.empty();

@@ -1,7 +1,10 @@
 #include "report.hpp"
 
+#include "common/json_writer.hpp"
+
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace optireduce::channel_bench {
 namespace {
@@ -47,26 +50,6 @@ std::string number(const char *fmt, double v) {
     return buf;
 }
 
-// JSON has no NaN: null where a figure does not exist.
-std::string json_number(double v) { return std::isfinite(v) ? number("%.6g", v) : "null"; }
-
-std::string json_string(const std::string &s) {
-    std::string j = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\') {
-            j += '\\';
-            j += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            j += buf;
-        } else {
-            j += c;
-        }
-    }
-    return j + "\"";
-}
-
 }  // namespace
 
 void print_header(std::FILE *out, const Settings &settings, const std::string &where) {
@@ -103,29 +86,40 @@ void print_row(std::FILE *out, const Row &row) {
 }
 
 std::string to_json(const Row &row) {
-    std::string j = "{\"channel\":" + json_string(row.channel);
-    if (!row.error.empty()) return j + ",\"error\":" + json_string(row.error) + "}";
+    std::ostringstream os;
+    tools::JsonWriter j(os);
+    j.begin_object();
+    j.field("channel", row.channel);
+    if (!row.error.empty()) {
+        j.field("error", row.error);
+        j.end_object();
+        return os.str();
+    }
     const Figures f = figures(row);
     // The stream has no datagrams: null, not 0.
-    const auto datagrams = [&](std::uint64_t v) { return row.stream ? std::string("null") : std::to_string(v); };
-    j += ",\"datagram_bytes\":" + datagrams(row.datagram);
-    j += ",\"sent_datagrams\":" + datagrams(row.sent);
-    j += ",\"sent_bytes\":" + std::to_string(row.sent_bytes);
-    j += ",\"received_datagrams\":" + datagrams(row.received);
-    j += ",\"received_bytes\":" + std::to_string(row.received_bytes);
-    j += ",\"coalesced_datagrams\":" + datagrams(row.coalesced);
-    j += ",\"receive_seconds\":" + json_number(row.recv_wall_s);
-    j += ",\"send_cpu_seconds\":" + json_number(row.send_cpu_s);
-    j += ",\"receive_cpu_seconds\":" + json_number(row.recv_cpu_s);
-    j += ",\"gbit_per_s\":" + json_number(f.gbps);
-    j += ",\"loss_percent\":" + json_number(f.loss_pct);
-    j += std::string(",\"cpu_unit\":") + (row.stream ? "\"1472 bytes\"" : "\"datagram\"");
-    j += ",\"send_us_per_unit\":" + json_number(f.send_us);
-    j += ",\"receive_us_per_unit\":" + json_number(f.recv_us);
-    j += ",\"total_us_per_unit\":" + json_number(f.total_us);
-    j += ",\"cpu_seconds_per_gib\":" + json_number(f.cpu_s_per_gib);
-    if (!row.note.empty()) j += ",\"note\":" + json_string(row.note);
-    return j + "}";
+    const auto datagrams = [&](const char *key, std::uint64_t v) {
+        if (row.stream) j.null_field(key);
+        else j.field(key, v);
+    };
+    datagrams("datagram_bytes", row.datagram);
+    datagrams("sent_datagrams", row.sent);
+    j.field("sent_bytes", row.sent_bytes);
+    datagrams("received_datagrams", row.received);
+    j.field("received_bytes", row.received_bytes);
+    datagrams("coalesced_datagrams", row.coalesced);
+    j.field("receive_seconds", row.recv_wall_s);
+    j.field("send_cpu_seconds", row.send_cpu_s);
+    j.field("receive_cpu_seconds", row.recv_cpu_s);
+    j.field("gbit_per_s", f.gbps);
+    j.field("loss_percent", f.loss_pct);
+    j.field("cpu_unit", row.stream ? "1472 bytes" : "datagram");
+    j.field("send_us_per_unit", f.send_us);
+    j.field("receive_us_per_unit", f.recv_us);
+    j.field("total_us_per_unit", f.total_us);
+    j.field("cpu_seconds_per_gib", f.cpu_s_per_gib);
+    if (!row.note.empty()) j.field("note", row.note);
+    j.end_object();
+    return os.str();
 }
 
 }  // namespace optireduce::channel_bench

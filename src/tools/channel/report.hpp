@@ -14,7 +14,7 @@ inline constexpr double kStreamUnitBytes = 1472;
 
 void print_header(std::FILE *out, const Settings &settings, const std::string &where);
 void print_row(std::FILE *out, const Row &row);
-// One JSON object on one line.
+// One JSON object on one line, the newline included.
 std::string to_json(const Row &row);
 
 }  // namespace optireduce::channel_bench

@@ -1,28 +1,45 @@
 // The same report as one JSON object, for scripts that record the environment of a run.
-#include "json_writer.hpp"
+#include "common/json_writer.hpp"
 #include "render.hpp"
 
 namespace optireduce::info {
+namespace {
 
-void render_json(const Report &r, std::ostream &os) {
-    JsonWriter j(os);
-    j.begin_object();
+using tools::JsonWriter;
 
+void optional_field(JsonWriter &j, const char *key, const std::optional<std::string> &v) {
+    if (v) j.field(key, *v);
+    else j.null_field(key);
+}
+
+void library_section(JsonWriter &j, const LibraryFacts &l) {
     j.begin_object("library");
-    j.field("version", r.library.version);
-    j.field("mpi_abi", r.library.mpi_abi);
-    j.field("path", r.library.path);
-    j.field("codec_kernels", r.library.codec_kernels);
-    if (r.library.mpich_path) j.field("mpich_path", *r.library.mpich_path);
-    else j.null_field("mpich_path");
+    j.field("version", l.version);
+    j.field("mpi_abi", l.mpi_abi);
+    j.field("path", l.path);
+    j.field("codec_kernels", l.codec_kernels);
+    optional_field(j, "mpich_path", l.mpich_path);
     j.end_object();
+}
 
-    const auto &f = r.fabric;
+void choices_array(JsonWriter &j, const char *name, const std::vector<ProviderChoice> &list) {
+    j.begin_array(name);
+    for (const auto &c : list) {
+        j.begin_object();
+        j.field("when", c.when);
+        j.field("provider", c.provider);
+        j.field("usable", c.usable);
+        if (!c.why.empty()) j.field("why", c.why);
+        j.end_object();
+    }
+    j.end_array();
+}
+
+void fabric_section(JsonWriter &j, const FabricFacts &f) {
     j.begin_object("libfabric");
     j.field("version", f.runtime_version);
     j.field("header_version", f.header_version);
-    if (f.fi_provider) j.field("fi_provider", *f.fi_provider);
-    else j.null_field("fi_provider");
+    optional_field(j, "fi_provider", f.fi_provider);
     if (!f.error.empty()) j.field("error", f.error);
     j.begin_array("providers");
     for (const auto &p : f.providers) {
@@ -34,24 +51,13 @@ void render_json(const Report &r, std::ostream &os) {
     }
     j.end_array();
     j.field("optireduce_provider", f.knob);
-    auto choices = [&j](const char *name, const std::vector<ProviderChoice> &list) {
-        j.begin_array(name);
-        for (const auto &c : list) {
-            j.begin_object();
-            j.field("when", c.when);
-            j.field("provider", c.provider);
-            j.field("usable", c.usable);
-            if (!c.why.empty()) j.field("why", c.why);
-            j.end_object();
-        }
-        j.end_array();
-    };
-    choices("engine_choice", f.choices);
+    choices_array(j, "engine_choice", f.choices);
     j.field("optireduce_dgram_provider", f.dgram_knob);
-    choices("bounded_choice", f.bounded_choices);
+    choices_array(j, "bounded_choice", f.bounded_choices);
     j.end_object();
+}
 
-    const auto &k = r.kernel;
+void kernel_section(JsonWriter &j, const KernelChannelFacts &k) {
     j.begin_object("kernel_channel");
     if (!k.error.empty()) j.field("error", k.error);
     j.field("gso", k.gso);
@@ -68,8 +74,9 @@ void render_json(const Report &r, std::ostream &os) {
     }
     j.end_array();
     j.end_object();
+}
 
-    const auto &t = r.topology;
+void topology_section(JsonWriter &j, const TopologyFacts &t) {
     j.begin_object("topology");
     j.field("hwloc_version", t.hwloc_version);
     if (!t.error.empty()) j.field("error", t.error);
@@ -89,9 +96,11 @@ void render_json(const Report &r, std::ostream &os) {
     }
     j.end_array();
     j.end_object();
+}
 
+void configuration_section(JsonWriter &j, const ConfigFacts &c) {
     j.begin_object("configuration");
-    for (const auto &v : r.config.values) {
+    for (const auto &v : c.values) {
         j.begin_object(v.spec->name);
         j.field("value", v.text);
         j.field("source", v.source == Source::environment ? "environment" : "default");
@@ -99,9 +108,20 @@ void render_json(const Report &r, std::ostream &os) {
     }
     j.end_object();
     j.begin_array("unknown_variables");
-    for (const auto &u : r.config.unknown) j.value(u);
+    for (const auto &u : c.unknown) j.value(u);
     j.end_array();
+}
 
+}  // namespace
+
+void render_json(const Report &r, std::ostream &os) {
+    JsonWriter j(os);
+    j.begin_object();
+    library_section(j, r.library);
+    fabric_section(j, r.fabric);
+    kernel_section(j, r.kernel);
+    topology_section(j, r.topology);
+    configuration_section(j, r.config);
     j.end_object();
 }
 
