@@ -2,7 +2,6 @@
 // the same job. Deliberately not linked against liboptireduce; see library_probe.hpp.
 #include "completion_overhead.hpp"
 #include "library_probe.hpp"
-#include "nonblocking_sweep.hpp"
 #include "options.hpp"
 #include "passthrough_overhead.hpp"
 #include "sweep.hpp"
@@ -50,8 +49,6 @@ int main(int argc, char** argv)
             status = run_completion_overhead(options, library, MPI_COMM_WORLD);
         else if (options.threads > 0)
             status = run_threads_sweep(options, library, MPI_COMM_WORLD);
-        else if (options.nonblocking)
-            status = run_nonblocking_sweep(options, library, MPI_COMM_WORLD);
         else
             status = run_sweep(options, library, MPI_COMM_WORLD);
     }

@@ -20,20 +20,18 @@ struct Mode {
 inline const Mode optireduce_mode{"optireduce", &MPI_Allreduce};
 inline const Mode native_mode{"native", &PMPI_Allreduce};
 
-// --nonblocking: the request's whole life goes through one side, because an engine request is a
-// generalized request that only the library's MPI_Wait and MPI_Test complete.
+// --threads --nonblocking: the request's whole life goes through one side, because an engine
+// request is a generalized request that only the library's MPI_Wait and MPI_Test complete.
 using IallreduceFn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request*);
 using WaitFn = int (*)(MPI_Request*, MPI_Status*);
-using TestFn = int (*)(MPI_Request*, int*, MPI_Status*);
 
 struct NonblockingMode {
     const char* name;
     IallreduceFn iallreduce;
     WaitFn wait;
-    TestFn test;
 };
 
-inline const NonblockingMode optireduce_nonblocking{"optireduce", &MPI_Iallreduce, &MPI_Wait, &MPI_Test};
-inline const NonblockingMode native_nonblocking{"native", &PMPI_Iallreduce, &PMPI_Wait, &PMPI_Test};
+inline const NonblockingMode optireduce_nonblocking{"optireduce", &MPI_Iallreduce, &MPI_Wait};
+inline const NonblockingMode native_nonblocking{"native", &PMPI_Iallreduce, &PMPI_Wait};
 
 } // namespace optireduce::bench

@@ -6,6 +6,7 @@
 #include <getopt.h>
 
 #include <cstdlib>
+#include <vector>
 #include <string_view>
 
 namespace optireduce::bench {
@@ -55,135 +56,140 @@ std::string parse_range(std::string_view text, Options& out)
     return {};
 }
 
-} // namespace
-
-std::string parse_options(int argc, char** argv, Options& out)
+// "--compute-ms" and "--skew-ms": milliseconds of a rank's work.
+std::string parse_ms(const char* name, const char* text, double& ms)
 {
-    enum {
-        opt_in_place = 256,
-        opt_csv,
-        opt_progress,
-        opt_passthrough,
-        opt_completion,
-        opt_compute,
-        opt_skew,
-        opt_sleep,
-        opt_nonblocking,
-        opt_test_calls,
-        opt_threads,
-    };
-    static const option long_options[] = {
-        {"message-size", required_argument, nullptr, 'm'},
-        {"iterations", required_argument, nullptr, 'i'},
-        {"warmup", required_argument, nullptr, 'x'},
-        {"validate", no_argument, nullptr, 'c'},
-        {"in-place", no_argument, nullptr, opt_in_place},
-        {"compute-ms", required_argument, nullptr, opt_compute},
-        {"skew-ms", required_argument, nullptr, opt_skew},
-        {"compute-sleep", no_argument, nullptr, opt_sleep},
-        {"csv", required_argument, nullptr, opt_csv},
-        {"progress", no_argument, nullptr, opt_progress},
-        {"passthrough-overhead", no_argument, nullptr, opt_passthrough},
-        {"completion-overhead", no_argument, nullptr, opt_completion},
-        {"nonblocking", no_argument, nullptr, opt_nonblocking},
-        {"test-calls", required_argument, nullptr, opt_test_calls},
-        {"threads", required_argument, nullptr, opt_threads},
-        {"help", no_argument, nullptr, 'h'},
-        {nullptr, 0, nullptr, 0},
-    };
-    opterr = 0; // every rank parses; the caller reports once, from rank 0
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "+:m:i:x:ch", long_options, nullptr)) != -1) {
-        switch (c) {
-        case 'm':
-            if (auto err = parse_range(optarg, out); !err.empty())
-                return "-m: " + err;
-            break;
-        case 'i':
-            out.iterations = parse_count(optarg, 1);
-            if (!out.iterations)
-                return "-i: expected an integer from 1 to 2^31-1, got '" + std::string(optarg) + "'";
-            break;
-        case 'x':
-            out.warmup = parse_count(optarg, 0);
-            if (!out.warmup)
-                return "-x: expected an integer from 0 to 2^31-1, got '" + std::string(optarg) + "'";
-            break;
-        case 'c':
-            out.validate = true;
-            break;
-        case opt_in_place:
-            out.in_place = true;
-            break;
-        case opt_csv:
-            out.csv_path = optarg;
-            break;
-        case opt_compute:
-        case opt_skew: {
-            const char* name = c == opt_compute ? "--compute-ms" : "--skew-ms";
-            double& ms = c == opt_compute ? out.compute_ms : out.skew_ms;
-            char* end = nullptr;
-            ms = std::strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || !(ms >= 0 && ms <= 60000))
-                return std::string(name) + ": expected milliseconds from 0 to 60000, got '" + optarg + "'";
-            break;
-        }
-        case opt_sleep:
-            out.compute_sleep = true;
-            break;
-        case opt_progress:
-            out.progress = true;
-            break;
-        case opt_passthrough:
-            out.passthrough_overhead = true;
-            break;
-        case opt_completion:
-            out.completion_overhead = true;
-            break;
-        case opt_nonblocking:
-            out.nonblocking = true;
-            break;
-        case opt_test_calls: {
-            auto calls = parse_count(optarg, 0);
-            if (!calls)
-                return "--test-calls: expected an integer from 0 to 2^31-1, got '" + std::string(optarg) + "'";
-            out.test_calls = *calls;
-            break;
-        }
-        case opt_threads: {
-            auto threads = parse_count(optarg, 2);
-            if (!threads || *threads > max_threads)
-                return "--threads: expected an integer from 2 to " + std::to_string(max_threads) + ", got '" +
-                       std::string(optarg) + "'";
-            out.threads = *threads;
-            break;
-        }
-        case 'h':
-            out.help = true;
-            break;
-        case ':':
-            return std::string("option needs a value: ") + argv[optind - 1];
-        default:
-            return std::string("unknown option: ") + argv[optind - 1];
-        }
-    }
-    if (optind < argc)
-        return std::string("unexpected argument: ") + argv[optind];
-    // Each of these is a run of its own; silently preferring one would time what was not asked.
-    if (int(out.passthrough_overhead) + int(out.completion_overhead) + int(out.nonblocking) > 1)
-        return "--passthrough-overhead, --completion-overhead and --nonblocking exclude each other";
-    if (out.test_calls > 0 && !out.nonblocking)
-        return "--test-calls needs --nonblocking";
+    char* end = nullptr;
+    ms = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(ms >= 0 && ms <= 60000))
+        return std::string(name) + ": expected milliseconds from 0 to 60000, got '" + text + "'";
+    return {};
+}
+
+std::string count_error(const char* name, const char* range, const char* text)
+{
+    return std::string(name) + ": expected an integer from " + range + ", got '" + text + "'";
+}
+
+template <bool Options::*flag>
+std::string set(const char*, Options& out)
+{
+    out.*flag = true;
+    return {};
+}
+
+// One row per option: its names and what it does to Options; a non-empty result is the error.
+struct OptionRow {
+    const char* name;
+    char short_name; // 0: long form only
+    bool takes_value;
+    std::string (*apply)(const char* value, Options& out);
+};
+
+constexpr OptionRow option_rows[] = {
+    {"message-size", 'm', true,
+     [](const char* v, Options& o) {
+         auto err = parse_range(v, o);
+         return err.empty() ? err : "-m: " + err;
+     }},
+    {"iterations", 'i', true,
+     [](const char* v, Options& o) {
+         o.iterations = parse_count(v, 1);
+         return o.iterations ? std::string() : count_error("-i", "1 to 2^31-1", v);
+     }},
+    {"warmup", 'x', true,
+     [](const char* v, Options& o) {
+         o.warmup = parse_count(v, 0);
+         return o.warmup ? std::string() : count_error("-x", "0 to 2^31-1", v);
+     }},
+    {"validate", 'c', false, &set<&Options::validate>},
+    {"in-place", 0, false, &set<&Options::in_place>},
+    {"compute-ms", 0, true, [](const char* v, Options& o) { return parse_ms("--compute-ms", v, o.compute_ms); }},
+    {"skew-ms", 0, true, [](const char* v, Options& o) { return parse_ms("--skew-ms", v, o.skew_ms); }},
+    {"compute-sleep", 0, false, &set<&Options::compute_sleep>},
+    {"csv", 0, true,
+     [](const char* v, Options& o) {
+         o.csv_path = v;
+         return std::string();
+     }},
+    {"progress", 0, false, &set<&Options::progress>},
+    {"passthrough-overhead", 0, false, &set<&Options::passthrough_overhead>},
+    {"completion-overhead", 0, false, &set<&Options::completion_overhead>},
+    {"nonblocking", 0, false, &set<&Options::nonblocking>},
+    {"threads", 0, true,
+     [](const char* v, Options& o) {
+         auto threads = parse_count(v, 2);
+         if (!threads || *threads > max_threads)
+             return count_error("--threads", ("2 to " + std::to_string(max_threads)).c_str(), v);
+         o.threads = *threads;
+         return std::string();
+     }},
+    {"help", 'h', false, &set<&Options::help>},
+};
+constexpr std::size_t option_count = sizeof option_rows / sizeof option_rows[0];
+
+// getopt_long returns a row's short name, or 256 + its index for a long-only one.
+constexpr int long_only_base = 256;
+
+int option_code(std::size_t index)
+{
+    return option_rows[index].short_name ? option_rows[index].short_name
+                                         : long_only_base + static_cast<int>(index);
+}
+
+const OptionRow* row_for(int code)
+{
+    for (std::size_t i = 0; i < option_count; ++i)
+        if (option_code(i) == code)
+            return &option_rows[i];
+    return nullptr;
+}
+
+// Each of these is a run of its own; silently preferring one would time what was not asked.
+std::string check_combination(const Options& out)
+{
+    if (int(out.passthrough_overhead) + int(out.completion_overhead) > 1)
+        return "--passthrough-overhead and --completion-overhead exclude each other";
+    if (out.nonblocking && out.threads == 0)
+        return "--nonblocking needs --threads (for MPI_Iallreduce overlap, run scripts/osu-iallreduce.sh)";
     if (out.threads > 0) {
         if (out.passthrough_overhead || out.completion_overhead)
             return "--threads excludes --passthrough-overhead and --completion-overhead";
         // The threads' calls run back to back: their aggregate bandwidth is the point.
-        if (out.compute_ms > 0 || out.skew_ms > 0 || out.compute_sleep || out.test_calls > 0)
-            return "--threads times calls back to back: --compute-ms, --skew-ms, --compute-sleep and --test-calls "
-                   "do not apply";
+        if (out.compute_ms > 0 || out.skew_ms > 0 || out.compute_sleep)
+            return "--threads times calls back to back: --compute-ms, --skew-ms and --compute-sleep do not apply";
     }
     return {};
+}
+
+} // namespace
+
+std::string parse_options(int argc, char** argv, Options& out)
+{
+    std::vector<option> long_options;
+    std::string short_options = "+:";
+    for (std::size_t i = 0; i < option_count; ++i) {
+        const OptionRow& row = option_rows[i];
+        long_options.push_back({row.name, row.takes_value ? required_argument : no_argument, nullptr, option_code(i)});
+        if (row.short_name)
+            short_options += std::string(1, row.short_name) + (row.takes_value ? ":" : "");
+    }
+    long_options.push_back({nullptr, 0, nullptr, 0});
+    opterr = 0; // every rank parses; the caller reports once, from rank 0
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, short_options.c_str(), long_options.data(), nullptr)) != -1) {
+        if (c == ':')
+            return std::string("option needs a value: ") + argv[optind - 1];
+        const OptionRow* row = row_for(c);
+        if (!row)
+            return std::string("unknown option: ") + argv[optind - 1];
+        if (auto err = row->apply(optarg, out); !err.empty())
+            return err;
+    }
+    if (optind < argc)
+        return std::string("unexpected argument: ") + argv[optind];
+    return check_combination(out);
 }
 
 void print_usage(std::FILE* to, const char* argv0)
@@ -213,19 +219,13 @@ void print_usage(std::FILE* to, const char* argv0)
         "      --progress              show a progress line (on stdout) although rank 0 sees no\n"
         "                              terminal, as under mpirun and mpiexec; without it, one shows on\n"
         "                              stderr only when that is a terminal\n"
-        "      --nonblocking           instead of MPI_Allreduce, time MPI_Iallreduce + compute + MPI_Wait\n"
-        "                              (optireduce) vs PMPI_Iallreduce + compute + PMPI_Wait (native),\n"
-        "                              as OSU's osu_iallreduce: first Iallreduce + Wait alone (Pure Comm.),\n"
-        "                              then with the compute between them (Overall); Overlap(%%) =\n"
-        "                              max(0, 100 - (Overall - Compute) / Pure Comm. * 100). The compute is\n"
-        "                              --compute-ms (+-25%%, plus --skew-ms) or, without it, as OSU: the\n"
-        "                              size's Pure Comm. time on every rank (plus --skew-ms)\n"
-        "      --test-calls N          with --nonblocking: the compute in N slices, each followed by an\n"
-        "                              MPI_Test (PMPI_Test) on the request (OSU's -t; default 0)\n"
         "      --threads N             N threads per rank (2..64; MPI_THREAD_MULTIPLE), each calling on its own\n"
-        "                              MPI_Comm_dup at once, back to back (with --nonblocking: Iallreduce\n"
-        "                              then Wait): per call per thread and aggregate bandwidth of optireduce\n"
-        "                              and native on N threads, then of both on one thread\n"
+        "                              MPI_Comm_dup at once, back to back: per call per thread and\n"
+        "                              aggregate bandwidth of optireduce and native on N threads, then of\n"
+        "                              both on one thread\n"
+        "      --nonblocking           with --threads: each call is MPI_Iallreduce then at once MPI_Wait\n"
+        "                              (overlap with compute: scripts/osu-iallreduce.sh runs OSU's\n"
+        "                              osu_iallreduce)\n"
         "      --passthrough-overhead  instead: time N (-i, default 1000000) 1-element MPI_INT\n"
         "                              allreduces via MPI_Allreduce vs PMPI_Allreduce, in ns per call\n"
         "      --completion-overhead   instead: time N (-i, default 200000) completion calls on ordinary\n"

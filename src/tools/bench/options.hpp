@@ -15,15 +15,13 @@ struct Options {
     std::optional<long> warmup;
     bool validate = false;
     bool in_place = false;
-    double compute_ms = 0; // work before each call, as a training step's (with skew between ranks);
-                           // with --nonblocking, between MPI_Iallreduce and MPI_Wait
+    double compute_ms = 0; // work before each call, as a training step's (with skew between ranks)
     double skew_ms = 0;    // extra work, uniform in [0, skew_ms) per rank and call
     bool compute_sleep = false; // the work sleeps instead of spinning
     bool progress = false; // force the progress line: launchers hide the terminal from ranks
     bool passthrough_overhead = false;
     bool completion_overhead = false;
-    bool nonblocking = false; // MPI_Iallreduce + compute + MPI_Wait instead of MPI_Allreduce
-    long test_calls = 0;      // --nonblocking: MPI_Test calls spread over the compute (OSU's -t)
+    bool nonblocking = false; // --threads: MPI_Iallreduce and at once MPI_Wait instead of MPI_Allreduce
     long threads = 0;         // --threads: this many threads per rank, one communicator each (0: off)
     bool help = false;
     std::string csv_path;

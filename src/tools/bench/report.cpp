@@ -60,37 +60,6 @@ void print_sweep_notes(const Options& options)
                 "#             the engine ran on rank 0 ('-' without the library); P50-Ratio = optireduce / native\n");
 }
 
-void print_nonblocking_notes(const Options& options)
-{
-    if (options.iterations)
-        std::printf("# iterations: %ld per size, mode and loop", *options.iterations);
-    else
-        std::printf("# iterations: per size, mode and loop 1000 up to 1 MiB, then 20 x 64 MiB / size (at least 20)");
-    if (options.warmup)
-        std::printf(", warm-up %ld\n", *options.warmup);
-    else
-        std::printf(", warm-up a tenth of that (at least 2)\n");
-    std::printf("# data:       MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, %s%s\n",
-                options.in_place ? "MPI_IN_PLACE (refilled before each call)" : "separate send and receive buffers",
-                options.validate ? ", every result checked against PMPI_Allreduce" : "");
-    if (options.compute_ms > 0)
-        std::printf("# compute:    %g ms +-25%% plus 0..%g ms %s on every rank between Iallreduce and Wait\n",
-                    options.compute_ms, options.skew_ms, options.compute_sleep ? "slept" : "spun");
-    else
-        std::printf("# compute:    as OSU: the size's Pure Comm. time (mean over ranks) plus 0..%g ms, %s on\n"
-                    "#             every rank between Iallreduce and Wait\n",
-                    options.skew_ms, options.compute_sleep ? "slept" : "spun");
-    std::printf("# tests:      %ld MPI_Test calls per call, one after each slice of the compute (OSU's -t)\n",
-                options.test_calls);
-    std::printf("# timing:     per size and mode, as OSU's osu_iallreduce: loop 1 Iallreduce + Wait (Pure Comm.),\n"
-                "#             loop 2 Iallreduce + compute + Wait (Overall); both modes back to back, the first one\n"
-                "#             alternating; no barrier between calls; times are means over ranks and calls\n");
-    std::printf("# columns:    Overall..Wait: optireduce (MPI_Iallreduce, MPI_Test, MPI_Wait), in us; Compute\n"
-                "#             excludes the tests; Overlap(%%) = max(0, 100 - (Overall - Compute) / Pure Comm. * 100)\n"
-                "#             (OSU's); Engine(%%): optireduce calls the engine ran on rank 0 ('-' without the\n"
-                "#             library); Nat-*: native (PMPI_*); Ratios = optireduce / native\n");
-}
-
 void print_threads_notes(const Options& options)
 {
     if (options.iterations)
@@ -188,43 +157,6 @@ void SweepTable::print_row(const SizeStep& step, const ModeOutcome& optireduce, 
     std::printf("%*.2f%*.2f%*.2f%*.2f%*.3f%*.3f", extra_width, n.avg, extra_width, n.p50, extra_width, n.p99,
                 extra_width, n.max, extra_width, bus_bandwidth(step.bytes(), n.p50), extra_width,
                 n.p50 > 0 ? o.p50 / n.p50 : 0.0);
-    if (validate_ && validation)
-        std::printf("%*.2e%*s", extra_width, validation->max_error, extra_width, validation->pass() ? "PASS" : "FAIL");
-    std::printf("\n");
-    std::fflush(stdout);
-}
-
-} // namespace optireduce::bench
-
-namespace optireduce::bench {
-
-void NonblockingTable::print_header() const
-{
-    std::printf("%-*s%*s%*s%*s%*s", size_width, "# Size", osu_width, "Overall(us)", osu_width, "Compute(us)", osu_width,
-                "Pure Comm.(us)", osu_width, "Overlap(%)");
-    for (const char* name : {"Init(us)", "Test(us)", "Wait(us)", "Engine(%)", "Nat-Overall", "Nat-Compute",
-                             "Nat-Comm", "Nat-Overlap", "Nat-Wait", "Overall-Ratio", "Comm-Ratio"})
-        std::printf("%*s", extra_width + 1, name);
-    if (validate_)
-        std::printf("%*s%*s", extra_width, "Max-Error", extra_width, "Validation");
-    std::printf("\n");
-    std::fflush(stdout);
-}
-
-void NonblockingTable::print_row(const SizeStep& step, const NonblockingTimes& o, std::optional<double> engine_percent,
-                                 const NonblockingTimes& n, const std::optional<ValidationResult>& validation) const
-{
-    const int w = extra_width + 1; // "Overall-Ratio" needs the extra column
-    std::printf("%-*zu%*.2f%*.2f%*.2f%*.2f", size_width, step.bytes(), osu_width, o.overall, osu_width, o.compute,
-                osu_width, o.pure_comm, osu_width, o.overlap());
-    std::printf("%*.2f%*.2f%*.2f", w, o.init, w, o.test, w, o.wait);
-    if (engine_percent)
-        std::printf("%*.1f", w, *engine_percent);
-    else
-        std::printf("%*s", w, "-");
-    std::printf("%*.2f%*.2f%*.2f%*.2f%*.2f%*.3f%*.3f", w, n.overall, w, n.compute, w, n.pure_comm, w, n.overlap(), w,
-                n.wait, w, n.overall > 0 ? o.overall / n.overall : 0.0, w,
-                n.pure_comm > 0 ? o.pure_comm / n.pure_comm : 0.0);
     if (validate_ && validation)
         std::printf("%*.2e%*s", extra_width, validation->max_error, extra_width, validation->pass() ? "PASS" : "FAIL");
     std::printf("\n");

@@ -5,7 +5,6 @@
 
 #include "common/stats.hpp"
 #include "library_probe.hpp"
-#include "nonblocking_step.hpp"
 #include "options.hpp"
 #include "plan.hpp"
 #include "threads_step.hpp"
@@ -25,7 +24,6 @@ struct ModeOutcome {
 void print_preamble(const char* what, const LibraryProbe& library, int ranks);
 
 void print_sweep_notes(const Options& options);
-void print_nonblocking_notes(const Options& options);
 void print_threads_notes(const Options& options);
 
 // The library's own counters on rank 0, so a reader can tell engine calls from pass-through.
@@ -45,19 +43,6 @@ private:
     double bus_bandwidth(std::size_t bytes, double latency_us) const;
 
     int ranks_;
-    bool validate_;
-};
-
-// --nonblocking: OSU's osu_iallreduce columns (Overall in column 2, as there) for both modes.
-class NonblockingTable {
-public:
-    explicit NonblockingTable(bool validate) : validate_(validate) {}
-
-    void print_header() const;
-    void print_row(const SizeStep& step, const NonblockingTimes& optireduce, std::optional<double> engine_percent,
-                   const NonblockingTimes& native, const std::optional<ValidationResult>& validation) const;
-
-private:
     bool validate_;
 };
 
