@@ -17,9 +17,9 @@ double uniform(int rank, long iteration, std::uint64_t salt)
 
 } // namespace
 
-double compute_duration_ms(double ms, bool vary, double skew_ms, int rank, long iteration)
+double compute_duration_ms(double ms, double skew_ms, int rank, long iteration)
 {
-    const double base = vary ? ms * (0.75 + 0.5 * uniform(rank, iteration, 0)) : ms;
+    const double base = ms * (0.75 + 0.5 * uniform(rank, iteration, 0));
     return base + skew_ms * uniform(rank, iteration, 0x5eed5eed5eedULL);
 }
 

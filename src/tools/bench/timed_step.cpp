@@ -24,7 +24,7 @@ std::vector<double> run_timed_step(const Mode& mode, const SizeStep& step, const
     MPI_Comm_rank(comm, &rank);
     PMPI_Barrier(comm);
     for (long i = -step.warmup; i < step.iterations; ++i) {
-        spend(compute_duration_ms(buffers.compute_ms, true, buffers.skew_ms, rank, i), buffers.compute_sleep);
+        spend(compute_duration_ms(buffers.compute_ms, buffers.skew_ms, rank, i), buffers.compute_sleep);
         if (buffers.in_place) // the last sum overwrote it; unrefilled, values grow N-fold a call
             std::copy(input.begin(), input.end(), output.begin());
         auto start = clock::now();
