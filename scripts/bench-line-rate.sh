@@ -10,7 +10,8 @@
 #      OPTIREDUCE_STATS=1 makes rank 0 print the entries lost at MPI_Finalize;
 #   b. OSU's osu_allreduce through scripts/osu-compare.sh --cloud --defaults --no-validate
 #      (native and library are two jobs there; OSU reports the average, not percentiles).
-# Writes OUTDIR/<cond>-bench.{txt,csv}, OUTDIR/<cond>-osu.txt, OUTDIR/<cond>-net.txt (link
+# Writes OUTDIR/<cond>-bench.{txt,csv}, OUTDIR/<cond>-stats.<sizes>.json (each job's
+# OPTIREDUCE_STATS_FILE summary), OUTDIR/<cond>-osu.txt, OUTDIR/<cond>-net.txt (link
 # counters before and after) and OUTDIR/run-info.txt; scripts/summarize-line-rate.py OUTDIR
 # prints the tables and which targets were hit. Needs root; brings the cloud up and tears it
 # down on exit, so it must not run while another job uses the cloud.
@@ -108,12 +109,15 @@ condition() {
   "$cloud/set.sh" --loss "$loss" >/dev/null
   { echo "== before"; "$cloud/stats.sh"; } >"$out/$cond-net.txt"
   : >"$out/$cond-bench.txt"
+  rm -f -- "$out/$cond"-stats.*.json
   for job in "${bench_jobs[@]}"; do
     read -r sizes iters <<<"$job"
     part=$out/$cond-bench.${sizes/:/-}.csv
     echo "== $cond: optireduce-bench -m $sizes -i $iters (library defaults, OPTIREDUCE_STATS=1)"
     echo "== optireduce-bench -m $sizes -i $iters" >>"$out/$cond-bench.txt"
-    if LD_PRELOAD=$lib OPTIREDUCE_STATS=1 "$cloud/mpirun.sh" 4 --timeout 1800 -- \
+    # The text summary for a reader of the log, the JSON one for summarize-line-rate.py.
+    if LD_PRELOAD=$lib OPTIREDUCE_STATS=1 OPTIREDUCE_STATS_FILE=$out/$cond-stats.${sizes/:/-}.json \
+      "$cloud/mpirun.sh" 4 --timeout 1800 -- \
       "$bench" -m "$sizes" -i "$iters" --csv "$part" >>"$out/$cond-bench.txt" 2>&1; then :
     else
       echo "bench-line-rate.sh: $cond: optireduce-bench -m $sizes failed (exit status $?)" >&2

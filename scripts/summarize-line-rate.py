@@ -5,15 +5,16 @@ scripts/bench-line-rate.sh, and whether each target was hit.
 usage: scripts/summarize-line-rate.py OUTDIR
 
 Reads OUTDIR/<cond>-bench.csv (optireduce-bench: per size, the library's calls and native Open
-MPI's from the same job), OUTDIR/<cond>-bench.txt (the library's OPTIREDUCE_STATS=1 summary),
-OUTDIR/<cond>-osu.txt (scripts/osu-compare.sh: OSU averages, native and library in two jobs)
+MPI's from the same job), OUTDIR/<cond>-stats.*.json (the job summary each bench job's rank 0
+wrote to OPTIREDUCE_STATS_FILE, docs/configuration.md), OUTDIR/<cond>-osu.txt (scripts/osu-compare.sh: OSU averages, native and library in two jobs)
 and OUTDIR/run-info.txt, for cond in clean and loss1. Percentiles are those of
 scripts/plot-cloud.py (nearest rank), whose load() and pct() are used here, so both scripts
 report the same P50 and P99 for the same CSV. Standard library only.
 """
+import glob
 import importlib.util
+import json
 import os
-import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -91,28 +92,23 @@ def read_osu(path):
     return rows
 
 
-STATS_COUNTERS = re.compile(r"optireduce\[0\] stats: ranks=\d+ (.*)")
-STATS_LOST = re.compile(r"entries lost ([0-9.]+)% in reduce-scatter, ([0-9.]+)% in all-gather")
+def read_stats(outdir, cond):
+    """The counters summed over every bench job of the condition (it runs one or two), and each
+    job's lost percentages (reduce-scatter, all-gather), from their OPTIREDUCE_STATS_FILE JSON."""
+    totals, per_job = {}, []
+    for path in sorted(glob.glob(os.path.join(outdir, "%s-stats.*.json" % cond))):
+        with open(path) as f:
+            job = json.load(f)["totals"]
+        for key, value in job.items():
+            if isinstance(value, int):
+                totals[key] = totals.get(key, 0) + value
+        per_job.append((share(job, "entries_lost_rs", "entries_expected_rs"),
+                        share(job, "entries_lost_ag", "entries_expected_ag")))
+    return totals, per_job
 
 
-def read_stats(path):
-    """Counters summed over every job in the file (the bench runs one or two), and the
-    "entries lost" lines as printed."""
-    totals, lines = {}, []
-    if not os.path.exists(path):
-        return totals, lines
-    with open(path) as f:
-        for line in f:
-            m = STATS_COUNTERS.search(line)
-            if m:
-                for pair in m.group(1).split():
-                    key, _, value = pair.partition("=")
-                    if value.isdigit():
-                        totals[key] = totals.get(key, 0) + int(value)
-            m = STATS_LOST.search(line)
-            if m:
-                lines.append((float(m.group(1)), float(m.group(2))))
-    return totals, lines
+def share(counters, part, whole):
+    return 100.0 * counters.get(part, 0) / counters[whole] if counters.get(whole) else 0.0
 
 
 def lost_pct(totals):
@@ -123,7 +119,7 @@ def lost_pct(totals):
 
 def describe_stats(cond, totals, lines):
     if not totals:
-        return "%s: no stats line in %s-bench.txt (OPTIREDUCE_STATS=1 missing, or the job failed)" % (cond, cond)
+        return "%s: no %s-stats.*.json (OPTIREDUCE_STATS_FILE not set, or the jobs failed)" % (cond, cond)
     per_job = "; ".join("%.4f%% / %.4f%%" % pair for pair in lines) or "none printed"
     return ("%s: entries lost %s%% of %d (reduce-scatter %d of %d, all-gather %d of %d); "
             "per job (reduce-scatter / all-gather): %s; bounded calls %d of %d engine calls"
@@ -155,7 +151,7 @@ def main():
         path = os.path.join(outdir, "%s-bench.csv" % cond)
         bench[cond] = load(path) if os.path.exists(path) else {}
         osu[cond] = read_osu(os.path.join(outdir, "%s-osu.txt" % cond))
-        stats[cond] = read_stats(os.path.join(outdir, "%s-bench.txt" % cond))
+        stats[cond] = read_stats(outdir, cond)
     if not any(bench.values()) and not any(osu.values()):
         sys.exit("summarize-line-rate.py: no results in %s (run scripts/bench-line-rate.sh first)" % outdir)
 
@@ -211,7 +207,7 @@ def main():
     print("P99 is the nearest-rank percentile of scripts/plot-cloud.py: with n calls per size it is "
           "the call ranked round(0.99 (n - 1)) + 1 (the maximum when n <= 51).\n")
 
-    print("### Entries lost (OPTIREDUCE_STATS=1, all calls of the bench jobs, warm-up included)\n")
+    print("### Entries lost (OPTIREDUCE_STATS_FILE, all calls of the bench jobs, warm-up included)\n")
     for cond in ("clean", "loss1"):
         print("- " + describe_stats(cond, *stats[cond]))
     print()
