@@ -28,6 +28,63 @@ constexpr auto kFullPause = std::chrono::microseconds(20);
 
 const UdpSocketEndpoint *as_kernel(const DgramEndpoint &ep) { return dynamic_cast<const UdpSocketEndpoint *>(&ep); }
 
+// Writes the headers of datagrams first..first+k-1 of a run of `run_bytes` payload bytes.
+void encode_headers(std::span<std::byte> headers, std::uint64_t first, std::size_t k, std::size_t segment,
+                    std::uint64_t run_bytes) {
+    for (std::size_t j = 0; j < k; ++j) {
+        wire::Header h;
+        h.chunk = static_cast<std::uint32_t>(first + j);
+        h.payload_len = static_cast<std::uint16_t>(std::min<std::uint64_t>(segment, run_bytes - j * segment));
+        wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(headers.data() + j * wire::kHeaderBytes,
+                                                                 wire::kHeaderBytes));
+    }
+}
+
+// Hands one run of k datagrams to the channel, waiting while it is full; counts them into
+// row.sent. False, with row.error, when the channel fails.
+bool send_run(DgramEndpoint &ep, const DgramRun &run, Row &row) {
+    const auto discard = [](std::span<const std::byte>, fi_addr_t) {};
+    for (std::size_t done = 0; done < run.count;) {
+        const DgramRun rest{run.dest, run.headers.subspan(done * wire::kHeaderBytes), wire::kHeaderBytes,
+                            run.payload.subspan(done * run.segment), run.segment,
+                            run.count - done};
+        std::size_t sent = 0;
+        if (const int rc = ep.send_runs(std::span(&rest, 1), std::span(&sent, 1)); rc < 0) {
+            row.error = "client: send: " + std::string(fi_strerror(-rc));
+            return false;
+        }
+        done += sent;
+        row.sent += sent;
+        if (sent == 0) {
+            // Full: libfabric providers free their send buffers only as completions are read.
+            ep.poll(discard);
+            std::this_thread::sleep_for(kFullPause);
+        }
+    }
+    return true;
+}
+
+// Sends `bytes` as `count` datagrams of row.datagram bytes (the last one short), in runs of the
+// channel's run_datagrams().
+void send_all(DgramEndpoint &ep, fi_addr_t dest, std::uint64_t count, std::uint64_t bytes, Row &row) {
+    const std::size_t segment = row.datagram - wire::kHeaderBytes;
+    // One run's headers and payload, reused: the payload's content does not matter, and a buffer
+    // that stays in cache measures the channel, not this host's memory.
+    const std::size_t per_run = ep.run_datagrams(row.datagram);
+    std::vector<std::byte> headers(per_run * wire::kHeaderBytes);
+    std::vector<std::byte> payload(per_run * segment);
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i % 251);
+    for (std::uint64_t next = 0; next < count;) {
+        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(per_run, count - next));
+        const std::uint64_t run_bytes = std::min<std::uint64_t>(k * segment, bytes - next * segment);
+        encode_headers(headers, next, k, segment, run_bytes);
+        const DgramRun run{dest, headers, wire::kHeaderBytes,
+                           std::span<const std::byte>(payload.data(), static_cast<std::size_t>(run_bytes)), segment, k};
+        if (!send_run(ep, run, row)) return;
+        next += k;
+    }
+}
+
 }  // namespace
 
 Row run_dgram(Control &control, const Channel &channel, const Settings &settings) {
@@ -65,47 +122,11 @@ Row run_dgram(Control &control, const Channel &channel, const Settings &settings
         return cancel("more datagrams than a 32-bit chunk index counts: send fewer bytes");
     if (as_kernel(*ep) && channel.gro && !ready.gro) row.note = std::string("GRO ") + ready.text;
 
-    // One run's headers and payload, reused: the payload's content does not matter, and a buffer
-    // that stays in cache measures the channel, not this host's memory.
-    const std::size_t per_run = ep->run_datagrams(row.datagram);
-    std::vector<std::byte> headers(per_run * wire::kHeaderBytes);
-    std::vector<std::byte> payload(per_run * segment);
-    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i % 251);
-    const auto discard = [](std::span<const std::byte>, fi_addr_t) {};
-
     control.send(StartMsg{row.datagram, count, settings.bytes});
     GoMsg go;
     control.recv(go);
     const double cpu0 = cpu_seconds();
-    for (std::uint64_t next = 0; next < count && row.error.empty();) {
-        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(per_run, count - next));
-        const std::uint64_t run_bytes = std::min<std::uint64_t>(k * segment, settings.bytes - next * segment);
-        for (std::size_t j = 0; j < k; ++j) {
-            wire::Header h;
-            h.chunk = static_cast<std::uint32_t>(next + j);
-            h.payload_len = static_cast<std::uint16_t>(std::min<std::uint64_t>(segment, run_bytes - j * segment));
-            wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(headers.data() + j * wire::kHeaderBytes,
-                                                                     wire::kHeaderBytes));
-        }
-        const std::span<const std::byte> run_payload(payload.data(), static_cast<std::size_t>(run_bytes));
-        for (std::size_t done = 0; done < k;) {
-            const DgramRun rest{dest, std::span<const std::byte>(headers).subspan(done * wire::kHeaderBytes),
-                                wire::kHeaderBytes, run_payload.subspan(done * segment), segment, k - done};
-            std::size_t sent = 0;
-            if (const int rc = ep->send_runs(std::span(&rest, 1), std::span(&sent, 1)); rc < 0) {
-                row.error = "client: send: " + std::string(fi_strerror(-rc));
-                break;
-            }
-            done += sent;
-            row.sent += sent;
-            if (sent == 0) {
-                // Full: libfabric providers free their send buffers only as completions are read.
-                ep->poll(discard);
-                std::this_thread::sleep_for(kFullPause);
-            }
-        }
-        next += k;
-    }
+    send_all(*ep, dest, count, settings.bytes, row);
     row.send_cpu_s = cpu_seconds() - cpu0;
     row.sent_bytes = std::min<std::uint64_t>(row.sent * segment, settings.bytes);  // only the last is short
     if (const UdpSocketEndpoint *k = as_kernel(*ep); k && channel.gso && !k->gso())
