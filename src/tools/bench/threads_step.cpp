@@ -23,6 +23,35 @@ struct ThreadRecord {
     clock::time_point begin, end;  // of the timed loop
 };
 
+// Back on one thread: the slowest rank's figures, on rank 0 of `world`.
+ThreadedTimes slowest_over_ranks(const std::vector<ThreadRecord>& records, std::size_t iterations, MPI_Comm world)
+{
+    const std::size_t threads = records.size();
+    int rank = 0;
+    MPI_Comm_rank(world, &rank);
+    std::vector<double> local;
+    local.reserve(threads * iterations);
+    double mean_local = 0;
+    auto first = records.front().begin, last = records.front().end;
+    for (const ThreadRecord& record : records) {
+        local.insert(local.end(), record.latencies.begin(), record.latencies.end());
+        mean_local += micros(record.begin, record.end) / static_cast<double>(iterations);
+        first = std::min(first, record.begin);
+        last = std::max(last, record.end);
+    }
+    double scalars[2] = {mean_local / static_cast<double>(threads), micros(first, last)};
+    double slowest_scalars[2] = {0, 0};
+    PMPI_Reduce(scalars, slowest_scalars, 2, MPI_DOUBLE, MPI_MAX, 0, world);
+
+    ThreadedTimes out;
+    out.slowest.resize(rank == 0 ? local.size() : 0);
+    PMPI_Reduce(local.data(), out.slowest.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, 0, world);
+    out.p50 = tools::summarize(out.slowest).p50;
+    out.mean = slowest_scalars[0];
+    out.wall = slowest_scalars[1];
+    return out;
+}
+
 } // namespace
 
 ThreadedTimes run_threaded_step(const ThreadedMode& mode, const SizeStep& step, std::span<const float> input,
@@ -81,30 +110,7 @@ ThreadedTimes run_threaded_step(const ThreadedMode& mode, const SizeStep& step, 
     for (std::thread& thread : pool)
         thread.join();
 
-    // Back on one thread: reduce over ranks on `world`.
-    int rank = 0;
-    MPI_Comm_rank(world, &rank);
-    std::vector<double> local;
-    local.reserve(threads * iterations);
-    double mean_local = 0;
-    auto first = records.front().begin, last = records.front().end;
-    for (const ThreadRecord& record : records) {
-        local.insert(local.end(), record.latencies.begin(), record.latencies.end());
-        mean_local += micros(record.begin, record.end) / static_cast<double>(iterations);
-        first = std::min(first, record.begin);
-        last = std::max(last, record.end);
-    }
-    double scalars[2] = {mean_local / static_cast<double>(threads), micros(first, last)};
-    double slowest_scalars[2] = {0, 0};
-    PMPI_Reduce(scalars, slowest_scalars, 2, MPI_DOUBLE, MPI_MAX, 0, world);
-
-    ThreadedTimes out;
-    out.slowest.resize(rank == 0 ? local.size() : 0);
-    PMPI_Reduce(local.data(), out.slowest.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, 0, world);
-    out.p50 = tools::summarize(out.slowest).p50;
-    out.mean = slowest_scalars[0];
-    out.wall = slowest_scalars[1];
-    return out;
+    return slowest_over_ranks(records, iterations, world);
 }
 
 } // namespace optireduce::bench
