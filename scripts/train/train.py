@@ -42,7 +42,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-SPLIT_SEED = 20240601  # the train/test split is the same for every --seed
+import digits_mlp  # beside this file: Python puts a script's directory on sys.path
+
 
 
 def parse_args(argv=None):
@@ -188,48 +189,6 @@ class LibraryStats:
         return (s.engine_calls, s.entries_lost_rs + s.entries_lost_ag,
                 s.entries_expected_rs + s.entries_expected_ag, s.entries_lost_ag,
                 s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent)
-
-
-# --- data and model -------------------------------------------------------------------------------
-def load_data():
-    """sklearn's digits (1797 8x8 images, shipped with sklearn), a fixed 80/20 split,
-    standardized with the training set's statistics."""
-    from sklearn.datasets import load_digits
-    x, y = load_digits(return_X_y=True)
-    order = np.random.RandomState(SPLIT_SEED).permutation(len(x))
-    n_train = int(0.8 * len(x))
-    tr, te = order[:n_train], order[n_train:]
-    mean, std = x[tr].mean(axis=0), x[tr].std(axis=0)
-    std[std == 0] = 1.0  # the always-blank corner pixels
-    x = (x - mean) / std
-    return (to_tensor(x[tr], torch.float32), to_tensor(y[tr], torch.int64),
-            to_tensor(x[te], torch.float32), to_tensor(y[te], torch.int64))
-
-
-def to_tensor(array, dtype):
-    return torch.from_numpy(np.ascontiguousarray(array)).to(dtype)
-
-
-def make_model(hidden, seed):
-    torch.manual_seed(seed)  # same seed on every rank: identical replicas at the start
-    layers, width = [], 64
-    for w in hidden:
-        layers += [torch.nn.Linear(width, w), torch.nn.ReLU()]
-        width = w
-    layers.append(torch.nn.Linear(width, 10))
-    return torch.nn.Sequential(*layers)
-
-
-def batches(n_train, global_batch, rank, world, seed):
-    """Endless local batches (index tensors): a seeded permutation per epoch, cut into global
-    batches (the last partial one dropped); rank r takes the r-th slice of each."""
-    local = global_batch // world
-    epoch = 0
-    while True:
-        perm = torch.from_numpy(np.random.RandomState(seed * 100003 + epoch).permutation(n_train))
-        for start in range(0, n_train - global_batch + 1, global_batch):
-            yield perm[start + rank * local:start + (rank + 1) * local]
-        epoch += 1
 
 
 # --- gradient buckets -----------------------------------------------------------------------------
@@ -425,11 +384,11 @@ class Run:
             sys.exit("train.py: --batch %d is not a multiple of the %d ranks"
                      % (args.batch, comm.size))
         self.args, self.comm = args, comm
-        self.x_tr, self.y_tr, self.x_te, self.y_te = load_data()
-        self.model = make_model(args.hidden, args.seed)
+        self.x_tr, self.y_tr, self.x_te, self.y_te = digits_mlp.load_tensors()
+        self.model = digits_mlp.make_model(args.hidden, args.seed)
         self.buckets = make_buckets(self.model, int(args.bucket_mb * 1e6))
         self.opt = torch.optim.SGD(self.model.parameters(), lr=args.lr, momentum=args.momentum)
-        self.data = batches(len(self.x_tr), args.batch, comm.rank, comm.size, args.seed)
+        self.data = digits_mlp.batches(len(self.x_tr), args.batch, comm.rank, comm.size, args.seed)
         self.lib = LibraryStats()
 
     def warm_up(self):

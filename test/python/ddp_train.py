@@ -45,7 +45,10 @@ import torch
 import torch.nn.functional as F
 from mpi4py import MPI
 
-import digits_data
+# The data and model code is scripts/train/train.py's, found from this file wherever the clone is.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                                "scripts", "train"))
+import digits_mlp  # noqa: E402
 from optireduce_ctypes import Library, delta
 
 QUANT = 2.0 ** 16      # gradient grid: multiples of 1/QUANT
@@ -67,38 +70,9 @@ def parse_args():
                    help="Iallreduce every agreed bucket, then Wait on each")
     p.add_argument("--label", default="run")
     p.add_argument("--data", default=None,
-                   help="the split as an .npz from digits_data.save() (default: load sklearn's digits "
+                   help="the split as an .npz from digits_mlp.save() (default: load sklearn's digits "
                         "in every rank, which costs each rank a second of sklearn import)")
     return p.parse_args()
-
-
-def load_data(path):
-    if path:
-        z = np.load(path)
-        arrays = (z["x_tr"], z["y_tr"], z["x_te"], z["y_te"])
-    else:
-        arrays = digits_data.split()
-    return tuple(torch.from_numpy(a) for a in arrays)
-
-
-def make_model(hidden, seed):
-    torch.manual_seed(seed)
-    layers, width = [], 64
-    for w in hidden:
-        layers += [torch.nn.Linear(width, w), torch.nn.ReLU()]
-        width = w
-    layers.append(torch.nn.Linear(width, 10))
-    return torch.nn.Sequential(*layers)
-
-
-def batches(n_train, global_batch, rank, world, seed):
-    local = global_batch // world
-    epoch = 0
-    while True:
-        perm = torch.from_numpy(np.random.RandomState(seed * 100003 + epoch).permutation(n_train))
-        for start in range(0, n_train - global_batch + 1, global_batch):
-            yield perm[start + rank * local:start + (rank + 1) * local]
-        epoch += 1
 
 
 class Buckets:
@@ -251,11 +225,11 @@ def main():
     if args.batch % size:
         sys.exit("ddp_train.py: --batch %d is not a multiple of %d ranks" % (args.batch, size))
     lib = Library()
-    x_tr, y_tr, x_te, y_te = load_data(args.data)
-    model = make_model([int(w) for w in args.hidden.split(",")], args.seed)
+    x_tr, y_tr, x_te, y_te = digits_mlp.load_tensors(args.data)
+    model = digits_mlp.make_model([int(w) for w in args.hidden.split(",")], args.seed)
     buckets = Buckets(model, int(args.bucket_kb * 1024))
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
-    data = batches(len(x_tr), args.batch, rank, size, args.seed)
+    data = digits_mlp.batches(len(x_tr), args.batch, rank, size, args.seed)
 
     comm = world.Dup()  # the background thread's own communicator
     world.Barrier()

@@ -26,6 +26,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TRAIN_SCRIPTS = os.path.join(HERE, os.pardir, os.pardir, "scripts", "train")  # digits_mlp.py
 NEEDS = {"routing": ("numpy", "mpi4py"), "train": ("numpy", "mpi4py", "torch", "sklearn")}
 DEBIAN = {"numpy": "python3-numpy", "mpi4py": "python3-mpi4py", "torch": "python3-torch",
           "sklearn": "python3-sklearn"}
@@ -131,8 +132,8 @@ def result_of(out, what):
 def fingerprint(args):
     """What the native reference depends on: the program, its arguments, the ranks."""
     h = hashlib.sha256()
-    for name in ("ddp_train.py", "digits_data.py"):
-        with open(os.path.join(HERE, name), "rb") as f:
+    for path in (os.path.join(HERE, "ddp_train.py"), os.path.join(TRAIN_SCRIPTS, "digits_mlp.py")):
+        with open(path, "rb") as f:
             h.update(f.read())
     h.update(json.dumps([TRAIN_ARGS, args.np, args.python]).encode())
     return h.hexdigest()
@@ -197,11 +198,11 @@ def check_counters(r, run):
 def train(args):
     skip_unless_importable(args.python, NEEDS["train"])
     os.makedirs(args.work, exist_ok=True)
-    sys.path.insert(0, HERE)
+    sys.path.insert(0, TRAIN_SCRIPTS)
     data = os.path.join(args.work, "digits.npz")
     if not os.path.exists(data):
-        import digits_data
-        digits_data.save(data + ".tmp.npz")
+        import digits_mlp
+        digits_mlp.save(data + ".tmp.npz")
         os.replace(data + ".tmp.npz", data)
 
     ref_path = os.path.join(args.work, "native.json")
