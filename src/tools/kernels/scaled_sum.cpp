@@ -10,6 +10,30 @@
 #include <cstring>
 
 namespace optireduce::kernel_bench {
+namespace {
+
+// The definition, own + (ranks - 1) / m * sum(peers), in the documented order; the tolerance only
+// allows for how the compiler may round this reference. The paths themselves must agree exactly.
+void check_definition(const char *what, const float *own, const std::array<const float *, kRanks - 1> &peers,
+                      const float *got, std::size_t n) {
+    const float scale = static_cast<float>(kRanks - 1) / static_cast<float>(peers.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const float e = own[i] + ((peers[0][i] + peers[1][i]) + peers[2][i]) * scale;
+        if (!(std::fabs(got[i] - e) <= 1e-6f * (1 + std::fabs(e))))
+            fail("%s: element %zu is %.9g, expected %.9g", what, i, got[i], e);
+    }
+}
+
+// The plain sum in order, bit for bit.
+void check_plain_sum(const std::array<const float *, kRanks> &all, const float *got, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const float e = ((all[0][i] + all[1][i]) + all[2][i]) + all[3][i];
+        if (std::memcmp(&got[i], &e, sizeof e) != 0)  // NOLINT(bugprone-suspicious-memory-comparison): bits
+            fail("sum_in_order: element %zu is %.9g, expected %.9g", i, got[i], e);
+    }
+}
+
+}  // namespace
 
 void measure_sum(const Settings &s, Results &r) {
     const std::size_t n = s.vec_floats, hn = hot_floats(kRanks + 1);
@@ -45,15 +69,7 @@ void measure_sum(const Settings &s, Results &r) {
         char what[64];
         std::snprintf(what, sizeof what, "estimate_partial_sum %s", to_string(isa));
         if (isa == Isa::scalar) {
-            // The definition, own + (ranks - 1) / m * sum(peers), in the documented order; the
-            // tolerance only allows for how the compiler may round this reference. The paths
-            // themselves must agree exactly.
-            const float scale = static_cast<float>(kRanks - 1) / static_cast<float>(peers.size());
-            for (std::size_t i = 0; i < n; ++i) {
-                const float e = in[0].data()[i] + ((peers[0][i] + peers[1][i]) + peers[2][i]) * scale;
-                if (!(std::fabs(dst.data()[i] - e) <= 1e-6f * (1 + std::fabs(e))))
-                    fail("%s: element %zu is %.9g, expected %.9g", what, i, dst.data()[i], e);
-            }
+            check_definition(what, in[0].data(), peers, dst.data(), n);
             std::memcpy(want.data(), dst.data(), dst.bytes());
             std::memcpy(hwant.data(), hdst.data(), hdst.bytes());
         } else {
@@ -73,11 +89,7 @@ void measure_sum(const Settings &s, Results &r) {
             keep(hdst.data());
         }
     });
-    for (std::size_t i = 0; i < n; ++i) {
-        const float e = ((all[0][i] + all[1][i]) + all[2][i]) + all[3][i];
-        if (std::memcmp(&dst.data()[i], &e, sizeof e) != 0)  // NOLINT(bugprone-suspicious-memory-comparison): bits
-            fail("sum_in_order: element %zu is %.9g, expected %.9g", i, dst.data()[i], e);
-    }
+    check_plain_sum(all, dst.data(), n);
     add("sum_in_order (4 srcs)", "baseline", t, th);
 }
 
