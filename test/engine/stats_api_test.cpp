@@ -105,7 +105,7 @@ TEST(StatsApi, FieldNamesDescribeTheStruct) {
     const int est = static_cast<int>(offsetof(optireduce_stats_t, error_estimate_sum) / 8);
     EXPECT_STREQ(optireduce_stats_field_name(est), "error_estimate_sum");
     EXPECT_STREQ(optireduce_stats_field_type(est), "double");
-    EXPECT_STREQ(optireduce_stats_field_name(n - 1), "completion_errors");
+    EXPECT_STREQ(optireduce_stats_field_name(n - 1), "datagrams_given_up");  // the newest, appended last
     EXPECT_EQ(optireduce_stats_field_name(-1), nullptr);
     EXPECT_EQ(optireduce_stats_field_name(n), nullptr);
     EXPECT_EQ(optireduce_stats_field_type(n), nullptr);
@@ -113,7 +113,7 @@ TEST(StatsApi, FieldNamesDescribeTheStruct) {
 
 TEST(StatsApi, CSeesTheSameStruct) {
     EXPECT_EQ(optireduce_test_c_stats_size(), sizeof(optireduce_stats_t));
-    EXPECT_EQ(optireduce_test_c_offset_of_last(), offsetof(optireduce_stats_t, completion_errors));
+    EXPECT_EQ(optireduce_test_c_offset_of_last(), offsetof(optireduce_stats_t, datagrams_given_up));
     fill_counters();
     optireduce_stats_t from_c{}, full{};
     EXPECT_EQ(optireduce_test_c_read(&from_c), static_cast<int>(sizeof full));

@@ -8,6 +8,6 @@ int optireduce_test_c_read(optireduce_stats_t *out);
 
 size_t optireduce_test_c_stats_size(void) { return sizeof(optireduce_stats_t); }
 
-size_t optireduce_test_c_offset_of_last(void) { return offsetof(optireduce_stats_t, completion_errors); }
+size_t optireduce_test_c_offset_of_last(void) { return offsetof(optireduce_stats_t, datagrams_given_up); }
 
 int optireduce_test_c_read(optireduce_stats_t *out) { return optireduce_get_stats_sized(out, sizeof *out); }
