@@ -31,7 +31,10 @@
 # differ.
 #   usage: scripts/train/bench-training.sh OUTDIR [BUILD_DIR] [--seeds N]
 #            [--conditions clean,loss,tail] [--backends native,bounded,exact,gloo] [--quick]
-#            [--dry-run]
+#            [--dry-run] [--baseline-build DIR]
+# --baseline-build adds the back-end "baseline": bounded mode with DIR's library (an earlier
+# commit's build), interleaved with the others, so a change is measured against its parent side
+# by side on the same machine and schedule.
 # Extra train.py options can be given in TRAIN_ARGS (e.g. TRAIN_ARGS="--max-iters 100").
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
@@ -52,10 +55,13 @@ usage: $(basename -- "$0") OUTDIR [BUILD_DIR] [--seeds N] [--conditions LIST] [-
   --quick       30 iterations at most, target accuracy 0.9: a few minutes per condition
   --dry-run     check the arguments, write OUTDIR/setup.txt and the tail schedules, list the runs,
                 and stop (no root, build or cloud needed)
+  --baseline-build DIR
+                also run "baseline": bounded mode with DIR/wrappers/liboptireduce.so (an earlier
+                commit's build), for a before/after comparison in the same run
 USAGE
 }
 
-out='' build=$repo/build seeds=3 conditions=clean,loss,tail quick=0 dry_run=0
+out='' build=$repo/build seeds=3 conditions=clean,loss,tail quick=0 dry_run=0 baseline=''
 while (($#)); do
   case $1 in
     --seeds) seeds=${2:?--seeds needs a value}; shift 2 ;;
@@ -63,6 +69,7 @@ while (($#)); do
     --backends) IFS=, read -r -a backends <<<"${2:?--backends needs a value}"; shift 2 ;;
     --quick) quick=1; shift ;;
     --dry-run) dry_run=1; shift ;;
+    --baseline-build) baseline=${2:?--baseline-build needs a build directory}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) usage >&2; exit 2 ;;
     *) if [[ -z $out ]]; then out=$1; else build=$1; fi; shift ;;
@@ -80,8 +87,14 @@ for b in "${backends[@]}"; do
     { echo "unknown back-end '$b' (native, bounded, exact, gloo)" >&2; exit 2; }
 done
 lib=$build/wrappers/liboptireduce.so
+base_lib=''
+if [[ -n $baseline ]]; then
+  base_lib=$(cd "$baseline" && pwd)/wrappers/liboptireduce.so
+  backends+=(baseline)
+fi
 if ((!dry_run)); then
   [[ -f $lib ]] || { echo "build first: $lib is missing" >&2; exit 1; }
+  [[ -z $base_lib || -f $base_lib ]] || { echo "--baseline-build: $base_lib is missing" >&2; exit 1; }
   [[ $(id -u) -eq 0 ]] || { echo "needs root (network namespaces)" >&2; exit 1; }
   "$python" -c "import torch, mpi4py, sklearn" ||
     { echo "$python needs torch, mpi4py and sklearn (scripts/install-deps.sh)" >&2; exit 1; }
@@ -132,7 +145,7 @@ draw_schedules() {
 
 write_setup() {
   {
-    echo "started $(date -Is) on $(uname -n), $(nproc) cores; build $build"
+    echo "started $(date -Is) on $(uname -n), $(nproc) cores; build $build${baseline:+; baseline build $baseline}"
     echo "train.py ${train_args[*]}"
     echo "seeds 1..$seeds, conditions ${conds[*]}, back-ends ${backends[*]}, quick $quick"
     if [[ " ${conds[*]} " == *" tail "* ]]; then
@@ -213,6 +226,7 @@ run_one() { # condition seed backend
   case $backend in
     native) ;;
     bounded|exact) env=(LD_PRELOAD="$lib" OPTIREDUCE_MODE="$backend" OPTIREDUCE_STATS=1) ;;
+    baseline) env=(LD_PRELOAD="$base_lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_STATS=1) ;;
     gloo) extra=(--backend gloo --master-addr 10.77.0.10 --master-port $((29500 + run_count))
                  --gloo-ifname eth0) ;;
   esac

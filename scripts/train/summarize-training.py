@@ -21,13 +21,13 @@ import re
 import statistics
 import sys
 
-BACKENDS = ["native", "bounded", "exact", "gloo"]
+BACKENDS = ["native", "bounded", "exact", "gloo", "baseline"]  # baseline: --baseline-build
 CONDITIONS = {
     "clean": "clean network (4 hosts, 1 Gbit/s)",
     "loss": "1% packet loss on arrival at every host",
     "tail": "tail: one random host's link slowed at random moments (see setup.txt)",
 }
-COLORS = {"native": "tab:blue", "bounded": "tab:red", "exact": "tab:green", "gloo": "tab:orange"}
+COLORS = {"native": "tab:blue", "bounded": "tab:red", "exact": "tab:green", "gloo": "tab:orange", "baseline": "tab:purple"}
 
 
 def load_runs(outdir):
