@@ -52,8 +52,17 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
     // Completion time: when the last datagram came if everything came; otherwise the time full
     // delivery would have taken at the rate observed (elapsed / fraction received), capped so
     // one near-empty phase cannot throw the estimate far off.
+    // Late, not lost: the phase was cut at the deadline while data were still arriving (in its
+    // second half). A deadline phase whose last datagram came early in it waited for data the
+    // network had dropped (behind a slow link's full queue even the tail datagrams are lost, so
+    // it cannot close early); waiting longer would not have brought them.
+    const bool late = o.cut_short && o.last_arrival_ms >= kStillArrivingFraction * o.elapsed_ms;
     double sample;
-    if (o.received >= o.expected) {
+    if (o.received >= o.expected || !late) {
+        // Everything that was coming came: its span is the completion time. (Extrapolating a
+        // lossy phase's span by the fraction received reads loss as slowness: behind a link
+        // whose queue drops 80% of an incast, it taught a deadline of seconds, the rank waited
+        // it out every operation and its peers then waited for that rank.)
         sample = o.last_arrival_ms;
     } else {
         const double fraction = std::max(static_cast<double>(o.received) / static_cast<double>(o.expected), 0.05);
@@ -73,7 +82,8 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
     ++st.observed;
 
     const double loss = 1.0 - static_cast<double>(std::min(o.received, o.expected)) / static_cast<double>(o.expected);
-    if (loss > s_.target_loss) st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
+    // Only loss to the deadline widens it; loss in the network is the pacer's business.
+    if (loss > s_.target_loss && late) st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
     else if (loss <= s_.target_loss / 2) st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);
 }
 

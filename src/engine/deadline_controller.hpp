@@ -35,6 +35,10 @@ struct PhaseOutcome {
                                  // there before the phase started)
     std::uint64_t expected = 0;  // chunks expected from senders that sent at least one
     std::uint64_t received = 0;  // of those, how many arrived
+    // The phase closed at the deadline with data missing (it may have been on its way). False
+    // when it closed complete or early (every sender's last datagrams in and the link quiet):
+    // then what is missing was lost, not late, and waiting longer would not have brought it.
+    bool cut_short = true;
 };
 
 class DeadlineController {
@@ -42,6 +46,9 @@ public:
     // Deadline while learning: max_ms, or more for a message larger than a calibrated one.
     static constexpr int kCalibrationOps = 3;
     static constexpr double kSmoothing = 0.25;  // weight of the newest sample: reacts in ~3 ops
+    // A phase cut at the deadline counts as late only if its last datagram came after this
+    // fraction of it (observe).
+    static constexpr double kStillArrivingFraction = 0.5;
     static constexpr double kDeviations = 4;    // as TCP's RTO = srtt + 4 rttvar
     static constexpr double kMinMultiple = 1.0, kMaxMultiple = 8.0;
     static constexpr double kWiden = 1.5, kNarrow = 0.97;

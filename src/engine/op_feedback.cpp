@@ -55,7 +55,7 @@ void OpFeedback::phase_closed(const PhaseClock &clock, Close how, const PhaseClo
     const ChunkBitmap &map = rx_.map[phase];
     // The deadline learns how long each sender's data took from its own start (a late starter's
     // compute is the straggler bound's business); senders never started tell it nothing.
-    PhaseOutcome o{0, 0, map.expected_from_heard(), map.received_total()};
+    PhaseOutcome o{0, 0, map.expected_from_heard(), map.received_total(), how == Close::deadline};
     const Clock::time_point closed = rx_.window[phase].closed_at;
     for (int s = 0; s < ranks_; ++s) {
         const auto i = static_cast<std::size_t>(s);

@@ -74,6 +74,24 @@ TEST(DeadlineController, LossAboveTheTargetWidensAndBelowItNarrows) {
     EXPECT_LT(c.deadline_ms(kBytes, 1), widened);
 }
 
+// A phase that closed early (every sender's last datagrams in, the link quiet) lost what is
+// missing to the network: neither its span extrapolated by the fraction received nor the loss
+// may widen the deadline. Behind a slow link whose queue dropped most of an incast, that taught
+// a deadline of seconds, which the rank then waited out every operation.
+TEST(DeadlineController, LossInTheNetworkDoesNotWidenTheDeadline) {
+    DeadlineController c = calibrated(10);
+    const double before = c.deadline_ms(kBytes, 1);
+    for (int i = 0; i < 10; ++i) c.observe(kBytes, 1, {12, 10, 100, 20, false});  // 80% lost, early close
+    EXPECT_NEAR(c.deadline_ms(kBytes, 1), before, before * 0.05);
+    // At the deadline, but nothing arrived in its second half: the tails were lost too (a slow
+    // link's queue dropping most of an incast), not late.
+    // It learns the span of what did arrive (the data that can arrive take that long).
+    for (int i = 0; i < 10; ++i) c.observe(kBytes, 1, {before, before * 0.3, 100, 11, true});
+    EXPECT_LE(c.deadline_ms(kBytes, 1), before);
+    c.observe(kBytes, 1, {before, before, 100, 20, true});  // data still arriving at the deadline: widen
+    EXPECT_GT(c.deadline_ms(kBytes, 1), before * 1.3);
+}
+
 // A rank that sent nothing (paused) is not counted: its phase's heard senders all completed,
 // so the deadline stays where it was instead of growing to wait for stragglers.
 TEST(DeadlineController, SilentSendersDoNotWidenTheDeadline) {
