@@ -82,8 +82,10 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
     ++st.observed;
 
     const double loss = 1.0 - static_cast<double>(std::min(o.received, o.expected)) / static_cast<double>(o.expected);
-    // Only loss to the deadline widens it; loss in the network is the pacer's business.
-    if (loss > s_.target_loss && late) st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
+    // Loss widens the deadline, except at a deadline that data had stopped reaching: after an
+    // early close the wider deadline gives phase-2 repair its room (answers must come before the
+    // owners' ends), but waiting longer for what a slow link's queue dropped buys nothing.
+    if (loss > s_.target_loss && (!o.cut_short || late)) st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
     else if (loss <= s_.target_loss / 2) st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);
 }
 

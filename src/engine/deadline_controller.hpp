@@ -37,7 +37,7 @@ struct PhaseOutcome {
     std::uint64_t received = 0;  // of those, how many arrived
     // The phase closed at the deadline with data missing (it may have been on its way). False
     // when it closed complete or early (every sender's last datagrams in and the link quiet):
-    // then what is missing was lost, not late, and waiting longer would not have brought it.
+    // then what is missing was lost, not late, and its span, not an extrapolation, is learnt.
     bool cut_short = true;
 };
 

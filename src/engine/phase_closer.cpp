@@ -42,7 +42,11 @@ Clock::time_point PhaseCloser::send_limit() const {
     SenderFacts us;
     us.chunks = 1;
     us.started = clock_.start;
-    return sender_end(us);
+    // Plus one more deadline: receivers act on their deadline only when they get a core, and
+    // what reached their socket before that still counts (on a host whose cores the ranks share,
+    // stopping at the nominal end doubled the loss of a clean network). One deadline of stale
+    // data queued is what a slow link then costs the next operation, not seconds.
+    return after_ms(sender_end(us), clock_.deadline_ms[clock_.phase] * kSendSlackDeadlines);
 }
 
 CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,

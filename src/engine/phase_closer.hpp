@@ -67,9 +67,11 @@ public:
     // When the phase may close at the latest as far as sender s is concerned.
     Clock::time_point sender_end(const SenderFacts &s) const;
     // The same rule seen from the sending side: when our receivers stop waiting for our data in
-    // this phase (their sender_end for us, with our start as their clock's). Data not sent by
-    // then would only arrive late, and queue in front of the next operation's.
+    // this phase (their sender_end for us, with our start as their clock's), plus
+    // kSendSlackDeadlines of the phase's deadline. Data not sent by then would only arrive late,
+    // and queue in front of the next operation's.
     Clock::time_point send_limit() const;
+    static constexpr double kSendSlackDeadlines = 1;
     // `complete`: every expected chunk arrived. An ask_repair decision is made once per phase;
     // the caller asks, then decides again.
     CloseDecision decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,
