@@ -18,8 +18,14 @@ readonly ORDEMO_BACKLOG=10000                        # net.core.netdev_max_backl
 readonly ORDEMO_DEFAULT_MTU=1500 ORDEMO_MIN_MTU=576 ORDEMO_MAX_MTU=9216
 readonly ORDEMO_ETH_HEADER=14   # tbf counts the Ethernet header: a 1500-MTU frame is 1514 bytes
 # tbf: the bucket holds ORDEMO_BURST_US of traffic at the configured rate (at least
-# ORDEMO_MIN_BURST bytes; empty: ten frames of the MTU: tbf drops every packet larger than its
-# bucket, and a bucket of a few frames cannot keep the link at its rate between timer wakeups).
+# ORDEMO_MIN_BURST bytes; empty: ten frames of the MTU or ORDEMO_GSO_BYTES, the larger:
+# tbf drops every packet larger than its bucket, and a bucket of a few frames cannot keep the
+# link at its rate between timer wakeups). ORDEMO_GSO_BYTES is the largest packet the kernel
+# queues whole: a UDP_SEGMENT or TCP GSO send is cut into frames only after the qdisc. tbf cuts
+# one that is larger than its bucket when it arrives, but one already queued when the rate
+# changes (set.sh replaces the tbf in place) stays whole, can never be sent by a smaller bucket,
+# and wedges the link for good: a tail cut from 1 Gbit/s (125 KB bucket) to 90 Mbit/s (15 KB)
+# left 252 packets stuck and every TCP connection of that host in backoff.
 # The two ends of a link queue differently, as on real hardware: a host's own egress queue holds
 # ORDEMO_HOST_QUEUE_BYTES (empty: 1000 frames of the MTU, a NIC's 1000-packet txqueuelen; TCP
 # Small Queues keep each socket far below it, so it pushes back, it does not drop), while the
@@ -27,6 +33,7 @@ readonly ORDEMO_ETH_HEADER=14   # tbf counts the Ethernet header: a 1500-MTU fra
 # a shallow switch buffer where incast loses packets.
 readonly ORDEMO_BURST_US=${ORDEMO_BURST_US:-1000}
 readonly ORDEMO_MIN_BURST=${ORDEMO_MIN_BURST:-}
+readonly ORDEMO_GSO_BYTES=$((64 * 1024 + 2 * 1024))  # 64 KiB of payload and its headers
 readonly ORDEMO_QUEUE_MS=${ORDEMO_QUEUE_MS:-10}
 readonly ORDEMO_HOST_QUEUE_BYTES=${ORDEMO_HOST_QUEUE_BYTES:-}
 
@@ -84,7 +91,8 @@ ordemo_set_rate() {
   shift
   bps=$(ordemo_rate_bps "$rate")
   frame=$(($(ordemo_mtu) + ORDEMO_ETH_HEADER))
-  min_burst=${ORDEMO_MIN_BURST:-$((10 * frame))}
+  min_burst=$((10 * frame > ORDEMO_GSO_BYTES ? 10 * frame : ORDEMO_GSO_BYTES))
+  min_burst=${ORDEMO_MIN_BURST:-$min_burst}
   host_queue=${ORDEMO_HOST_QUEUE_BYTES:-$((1000 * frame))}
   ((min_burst >= frame)) \
     || ordemo_die "ORDEMO_MIN_BURST=$min_burst is below one $frame-byte frame: tbf would drop every full-size packet"
