@@ -55,4 +55,10 @@ using FiInfoPtr = std::unique_ptr<fi_info, FiInfoDeleter>;
 // "fi_getinfo: No data available (-61)"-style text for error messages.
 std::string fi_error_text(const char *what, int rc);
 
+// Opens `ep` on `domain` for `info`, binds it to `av` and to `cq` for both directions, and enables
+// it: the same four steps for every endpoint the transport opens. Returns 0, or the failing
+// call's status with its name in *what.
+int open_bound_endpoint(fid_domain *domain, fi_info *info, fid_av *av, fid_cq *cq, FiHandle<fid_ep> &ep,
+                        const char **what);
+
 }  // namespace optireduce

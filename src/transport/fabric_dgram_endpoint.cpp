@@ -32,6 +32,20 @@ constexpr std::size_t kMaxTxSlots = 256;
 // Debian: ~1800 datagrams instead of the 92 the default 208 KiB holds).
 constexpr int kWantRcvbuf = 32 << 20;
 
+// A datagram endpoint of `provider`: with FI_SOURCE first (the receiver cross-checks the
+// sender), without it if the provider lacks it.
+int find_dgram_info(const std::string &provider, fi_info **info) {
+    FiInfoPtr hints = engine_hints(FI_EP_DGRAM, FI_MSG | FI_SEND | FI_RECV, provider.c_str());
+    if (!hints) return -FI_ENOMEM;
+    hints->caps |= FI_SOURCE;
+    int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), info);
+    if (rc != 0 || *info == nullptr) {
+        hints->caps &= ~FI_SOURCE;
+        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), info);
+    }
+    return rc != 0 || *info == nullptr ? (rc ? rc : -FI_ENODATA) : 0;
+}
+
 }  // namespace
 
 std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string &provider, std::string *error) {
@@ -41,17 +55,9 @@ std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string
         return nullptr;
     };
 
-    FiInfoPtr hints = engine_hints(FI_EP_DGRAM, FI_MSG | FI_SEND | FI_RECV, provider.c_str());
-    if (!hints) return fail("fi_allocinfo", -FI_ENOMEM);
-    // FI_SOURCE first (the receiver cross-checks the sender), without it if the provider lacks it.
     fi_info *info = nullptr;
-    hints->caps |= FI_SOURCE;
-    int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &info);
-    if (rc != 0 || info == nullptr) {
-        hints->caps &= ~FI_SOURCE;
-        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &info);
-    }
-    if (rc != 0 || info == nullptr) return fail("fi_getinfo found no datagram endpoint", rc ? rc : -FI_ENODATA);
+    int rc = find_dgram_info(provider, &info);
+    if (rc != 0) return fail("fi_getinfo found no datagram endpoint", rc);
     self->info_.reset(info);
     self->has_source_ = (info->caps & FI_SOURCE) != 0;
     self->max_datagram_ = info->ep_attr->max_msg_size;
@@ -84,35 +90,16 @@ std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string
             return fail("fi_cq_open", rc);
     }
 
-    if ((rc = fi_endpoint(self->domain_.get(), info, self->ep_.out(), nullptr)))
-        return fail("fi_endpoint", rc);
-    if ((rc = fi_ep_bind(self->ep_.get(), &self->av_.get()->fid, 0))) return fail("fi_ep_bind(av)", rc);
-    if ((rc = fi_ep_bind(self->ep_.get(), &self->cq_.get()->fid, FI_TRANSMIT | FI_RECV)))
-        return fail("fi_ep_bind(cq)", rc);
-    if ((rc = fi_enable(self->ep_.get()))) return fail("fi_enable", rc);
+    const char *step = nullptr;
+    if ((rc = open_bound_endpoint(self->domain_.get(), info, self->av_.get(), self->cq_.get(), self->ep_, &step)))
+        return fail(step, rc);
     if (cq_attr.wait_obj == FI_WAIT_FD && fi_control(&self->cq_.get()->fid, FI_GETWAIT, &self->wait_fd_) != 0)
         self->wait_fd_ = -1;
     self->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 
     std::size_t len = kNameSlot;
     if ((rc = fi_getname(&self->ep_.get()->fid, self->name_.data(), &len))) return fail("fi_getname", rc);
-
-    // Receive pool, registered when the provider needs it, every slot posted.
-    self->rx_pool_.resize(self->rx_slots_ * self->slot_bytes_);
-    self->rx_ctx_.resize(self->rx_slots_);
-    self->tx_pool_.resize(tx_slots * self->slot_bytes_);
-    self->tx_slots_.resize(tx_slots);
-    self->inject_copy_.resize(self->slot_bytes_);
-    if (self->mr_local_) {
-        if ((rc = fi_mr_reg(self->domain_.get(), self->rx_pool_.data(), self->rx_pool_.size(), FI_RECV, 0, 0, 0,
-                            self->rx_mr_.out(), nullptr)))
-            return fail("fi_mr_reg(receive pool)", rc);
-        if ((rc = fi_mr_reg(self->domain_.get(), self->tx_pool_.data(), self->tx_pool_.size(), FI_SEND, 0, 0, 0,
-                            self->tx_mr_.out(), nullptr)))
-            return fail("fi_mr_reg(send pool)", rc);
-    }
-    for (std::size_t i = 0; i < self->rx_slots_; ++i)
-        if (!self->post_receive(i)) return fail("fi_recv", -FI_EAGAIN);
+    if ((rc = self->open_pools(tx_slots, &step))) return fail(step, rc);
 
     self->enlarge_socket_buffer();
     OPTIREDUCE_LOG(info,
@@ -122,6 +109,26 @@ std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string
                    self->mr_local_ ? 1 : 0, self->has_source_ ? 1 : 0, self->wait_fd_ >= 0 ? 1 : 0,
                    self->rx_slots_, self->rcvbuf_);
     return self;
+}
+
+int FabricDgramEndpoint::open_pools(std::size_t tx_slots, const char **what) {
+    rx_pool_.resize(rx_slots_ * slot_bytes_);
+    rx_ctx_.resize(rx_slots_);
+    tx_pool_.resize(tx_slots * slot_bytes_);
+    tx_slots_.resize(tx_slots);
+    inject_copy_.resize(slot_bytes_);
+    int rc;
+    if (mr_local_) {
+        if ((rc = fi_mr_reg(domain_.get(), rx_pool_.data(), rx_pool_.size(), FI_RECV, 0, 0, 0, rx_mr_.out(),
+                            nullptr)))
+            return *what = "fi_mr_reg(receive pool)", rc;
+        if ((rc = fi_mr_reg(domain_.get(), tx_pool_.data(), tx_pool_.size(), FI_SEND, 0, 0, 0, tx_mr_.out(),
+                            nullptr)))
+            return *what = "fi_mr_reg(send pool)", rc;
+    }
+    for (std::size_t i = 0; i < rx_slots_; ++i)
+        if (!post_receive(i)) return *what = "fi_recv", -FI_EAGAIN;
+    return 0;
 }
 
 FabricDgramEndpoint::~FabricDgramEndpoint() {

@@ -51,6 +51,9 @@ public:
 private:
     explicit FabricDgramEndpoint(const std::string &provider) : DgramEndpoint(provider) {}
     bool post_receive(std::size_t slot);
+    // open's last step: the send and receive pools, registered when the provider needs it, and
+    // every receive slot posted. Returns 0 or the failing call's status, named in *what.
+    int open_pools(std::size_t tx_slots, const char **what);
     void enlarge_socket_buffer();
 
     FiInfoPtr info_;

@@ -55,12 +55,9 @@ std::unique_ptr<RdmEndpoint> RdmEndpoint::open(const std::string &provider, std:
     if ((rc = fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr)))
         return fail("fi_cq_open", rc);
 
-    if ((rc = fi_endpoint(self->domain_.get(), info, self->ep_.out(), nullptr)))
-        return fail("fi_endpoint", rc);
-    if ((rc = fi_ep_bind(self->ep_.get(), &self->av_.get()->fid, 0))) return fail("fi_ep_bind(av)", rc);
-    if ((rc = fi_ep_bind(self->ep_.get(), &self->cq_.get()->fid, FI_TRANSMIT | FI_RECV)))
-        return fail("fi_ep_bind(cq)", rc);
-    if ((rc = fi_enable(self->ep_.get()))) return fail("fi_enable", rc);
+    const char *step = nullptr;
+    if ((rc = open_bound_endpoint(self->domain_.get(), info, self->av_.get(), self->cq_.get(), self->ep_, &step)))
+        return fail(step, rc);
 
     std::size_t len = kNameSlot;
     if ((rc = fi_getname(&self->ep_.get()->fid, self->name_.data(), &len)))
