@@ -44,8 +44,7 @@ struct StatsField {
 };
 #define OPTIREDUCE_STATS_U64_ENTRY_(name, doc) StatsField{#name, "uint64_t"},
 #define OPTIREDUCE_STATS_F64_ENTRY_(name, doc) StatsField{#name, "double"},
-constexpr std::array kStatsFields{
-    OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_U64_ENTRY_, OPTIREDUCE_STATS_F64_ENTRY_)};
+constexpr std::array kStatsFields{OPTIREDUCE_STATS_FIELDS(OPTIREDUCE_STATS_U64_ENTRY_, OPTIREDUCE_STATS_F64_ENTRY_)};
 #undef OPTIREDUCE_STATS_U64_ENTRY_
 #undef OPTIREDUCE_STATS_F64_ENTRY_
 // Every field is 8 bytes wide, so the struct has no padding and field i is at offset 8 * i:

@@ -46,7 +46,8 @@ void check_mpi_abi() {
                                 kMine, kOther, other, kUseInstead);
     // write(2): no stdio state is needed this early, and nothing of MPI may run.
     if (n > 0) {
-        const ssize_t ignored = write(STDERR_FILENO, text, static_cast<std::size_t>(n) < sizeof text ? n : sizeof text - 1);
+        const ssize_t ignored =
+            write(STDERR_FILENO, text, static_cast<std::size_t>(n) < sizeof text ? n : sizeof text - 1);
         (void)ignored;
     }
     _exit(1);

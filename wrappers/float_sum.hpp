@@ -20,8 +20,8 @@ inline bool is_float_sum(MPI_Datatype type, MPI_Op op) {
 
 // MPI_Allreduce and MPI_Allreduce_c share this body; Pmpi is the matching PMPI entry point.
 template <class Count, class Pmpi>
-inline int allreduce_entry(const void *sendbuf, void *recvbuf, Count count, MPI_Datatype type, MPI_Op op,
-                           MPI_Comm comm, Pmpi pmpi) {
+inline int allreduce_entry(const void *sendbuf, void *recvbuf, Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                           Pmpi pmpi) {
     if (is_float_sum(type, op)) [[unlikely]] {
         if (CommState *st = engine_route(comm, static_cast<std::int64_t>(count)))
             return engine_allreduce(*st, sendbuf, recvbuf, static_cast<std::size_t>(count));

@@ -18,8 +18,8 @@ using InitFn = void (*)(MPI_Fint *);
 using InitThreadFn = void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *);
 using FinalizeFn = void (*)(MPI_Fint *);
 
-void fortran_allreduce(AllreduceFn real, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type,
-                       MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) {
+void fortran_allreduce(AllreduceFn real, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
+                       MPI_Fint *comm, MPI_Fint *ierr) {
     if (is_float_sum(PMPI_Type_f2c(*type), PMPI_Op_f2c(*op))) [[unlikely]] {
         static const Sentinel in_place("mpi_fortran_in_place"), bottom("mpi_fortran_bottom");
         // MPI_BOTTOM with a predefined type is meaningless for allreduce; let Open MPI judge it.
@@ -36,13 +36,12 @@ void fortran_allreduce(AllreduceFn real, void *sendbuf, void *recvbuf, MPI_Fint 
     real(sendbuf, recvbuf, count, type, op, comm, ierr);
 }
 
-using IallreduceFn = void (*)(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
-                              MPI_Fint *);
+using IallreduceFn = void (*)(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 
 // An eligible call gets an engine request; its Fortran handle is the C one's, so every Fortran
 // completion routine (mpi_fortran_requests_ompi.cpp) can find it.
-void fortran_iallreduce(IallreduceFn real, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type,
-                        MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) {
+void fortran_iallreduce(IallreduceFn real, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
+                        MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) {
     if (is_float_sum(PMPI_Type_f2c(*type), PMPI_Op_f2c(*op))) [[unlikely]] {
         static const Sentinel in_place("mpi_fortran_in_place"), bottom("mpi_fortran_bottom");
         if (!bottom.matches(sendbuf) && !bottom.matches(recvbuf)) {
@@ -67,63 +66,61 @@ using DupWithInfoFn = void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 
 // Communicator hints from Fortran (engine/comm_hints.hpp): Open MPI's routine first, then ours
 // read the keys, as the C wrappers do (wrappers/mpi_comm_info.cpp).
-#define OPTIREDUCE_FORTRAN_SET_INFO(sym)                                                  \
-    OPTIREDUCE_EXPORT void sym(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr) {          \
-        static const SetInfoFn real = next_symbol<SetInfoFn>(#sym);                       \
-        MPI_Fint rc = MPI_SUCCESS;                                                        \
-        real(comm, info, &rc);                                                            \
-        if (rc == MPI_SUCCESS)                                                            \
-            set_comm_hints(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), HintUpdate::merge); \
-        if (ierr) *ierr = rc;                                                             \
+#define OPTIREDUCE_FORTRAN_SET_INFO(sym)                                                                      \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr) {                              \
+        static const SetInfoFn real = next_symbol<SetInfoFn>(#sym);                                           \
+        MPI_Fint rc = MPI_SUCCESS;                                                                            \
+        real(comm, info, &rc);                                                                                \
+        if (rc == MPI_SUCCESS) set_comm_hints(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), HintUpdate::merge); \
+        if (ierr) *ierr = rc;                                                                                 \
     }
 
-#define OPTIREDUCE_FORTRAN_DUP_WITH_INFO(sym)                                                        \
-    OPTIREDUCE_EXPORT void sym(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) {  \
-        static const DupWithInfoFn real = next_symbol<DupWithInfoFn>(#sym);                          \
-        MPI_Fint rc = MPI_SUCCESS;                                                                   \
-        real(comm, info, newcomm, &rc);                                                              \
-        if (rc == MPI_SUCCESS)                                                                       \
-            set_comm_hints(PMPI_Comm_f2c(*newcomm), PMPI_Info_f2c(*info), HintUpdate::replace);      \
-        if (ierr) *ierr = rc;                                                                        \
+#define OPTIREDUCE_FORTRAN_DUP_WITH_INFO(sym)                                                                      \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) {                \
+        static const DupWithInfoFn real = next_symbol<DupWithInfoFn>(#sym);                                        \
+        MPI_Fint rc = MPI_SUCCESS;                                                                                 \
+        real(comm, info, newcomm, &rc);                                                                            \
+        if (rc == MPI_SUCCESS) set_comm_hints(PMPI_Comm_f2c(*newcomm), PMPI_Info_f2c(*info), HintUpdate::replace); \
+        if (ierr) *ierr = rc;                                                                                      \
     }
 
-#define OPTIREDUCE_FORTRAN_IALLREDUCE(sym)                                                                       \
-    OPTIREDUCE_EXPORT void sym(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,      \
-                               MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) {                             \
-        static const IallreduceFn real = next_symbol<IallreduceFn>(#sym);                                       \
-        fortran_iallreduce(real, sendbuf, recvbuf, count, type, op, comm, request, ierr);                        \
+#define OPTIREDUCE_FORTRAN_IALLREDUCE(sym)                                                                  \
+    OPTIREDUCE_EXPORT void sym(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, \
+                               MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) {                         \
+        static const IallreduceFn real = next_symbol<IallreduceFn>(#sym);                                   \
+        fortran_iallreduce(real, sendbuf, recvbuf, count, type, op, comm, request, ierr);                   \
     }
 
-#define OPTIREDUCE_FORTRAN_ALLREDUCE(sym)                                                                      \
-    OPTIREDUCE_EXPORT void sym(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,    \
-                               MPI_Fint *comm, MPI_Fint *ierr) {                                               \
-        static const AllreduceFn real = next_symbol<AllreduceFn>(#sym);                                       \
-        fortran_allreduce(real, sendbuf, recvbuf, count, type, op, comm, ierr);                                \
+#define OPTIREDUCE_FORTRAN_ALLREDUCE(sym)                                                                   \
+    OPTIREDUCE_EXPORT void sym(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, \
+                               MPI_Fint *comm, MPI_Fint *ierr) {                                            \
+        static const AllreduceFn real = next_symbol<AllreduceFn>(#sym);                                     \
+        fortran_allreduce(real, sendbuf, recvbuf, count, type, op, comm, ierr);                             \
     }
 
-#define OPTIREDUCE_FORTRAN_INIT(sym)                                          \
-    OPTIREDUCE_EXPORT void sym(MPI_Fint *ierr) {                              \
-        static const InitFn real = next_symbol<InitFn>(#sym);                \
-        MPI_Fint rc = MPI_SUCCESS;                                            \
-        real(&rc);                                                            \
-        if (rc == MPI_SUCCESS) on_mpi_initialized();                          \
-        if (ierr) *ierr = rc;                                                 \
+#define OPTIREDUCE_FORTRAN_INIT(sym)                          \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *ierr) {              \
+        static const InitFn real = next_symbol<InitFn>(#sym); \
+        MPI_Fint rc = MPI_SUCCESS;                            \
+        real(&rc);                                            \
+        if (rc == MPI_SUCCESS) on_mpi_initialized();          \
+        if (ierr) *ierr = rc;                                 \
     }
 
-#define OPTIREDUCE_FORTRAN_INIT_THREAD(sym)                                          \
+#define OPTIREDUCE_FORTRAN_INIT_THREAD(sym)                                              \
     OPTIREDUCE_EXPORT void sym(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) { \
-        static const InitThreadFn real = next_symbol<InitThreadFn>(#sym);           \
-        MPI_Fint rc = MPI_SUCCESS;                                                   \
-        real(required, provided, &rc);                                               \
-        if (rc == MPI_SUCCESS) on_mpi_initialized();                                 \
-        if (ierr) *ierr = rc;                                                        \
+        static const InitThreadFn real = next_symbol<InitThreadFn>(#sym);                \
+        MPI_Fint rc = MPI_SUCCESS;                                                       \
+        real(required, provided, &rc);                                                   \
+        if (rc == MPI_SUCCESS) on_mpi_initialized();                                     \
+        if (ierr) *ierr = rc;                                                            \
     }
 
-#define OPTIREDUCE_FORTRAN_FINALIZE(sym)                            \
-    OPTIREDUCE_EXPORT void sym(MPI_Fint *ierr) {                    \
+#define OPTIREDUCE_FORTRAN_FINALIZE(sym)                              \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *ierr) {                      \
         static const FinalizeFn real = next_symbol<FinalizeFn>(#sym); \
-        on_mpi_finalize();                                          \
-        real(ierr);                                                 \
+        on_mpi_finalize();                                            \
+        real(ierr);                                                   \
     }
 
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_ALLREDUCE, mpi_allreduce, MPI_ALLREDUCE, MPI_Allreduce)

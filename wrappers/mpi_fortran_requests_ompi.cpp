@@ -48,64 +48,64 @@ void complete(const MPI_Fint *f, MPI_Fint n) {
 
 }  // namespace
 
-#define OPTIREDUCE_FORTRAN_WAIT(sym)                                                \
+#define OPTIREDUCE_FORTRAN_WAIT(sym)                                                  \
     OPTIREDUCE_EXPORT void sym(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { \
-        static const WaitFn real = next_symbol<WaitFn>(#sym);                     \
-        if (live()) [[unlikely]]                                                  \
-            finish(request, 1);                                                   \
-        real(request, status, ierr);                                              \
+        static const WaitFn real = next_symbol<WaitFn>(#sym);                         \
+        if (live()) [[unlikely]]                                                      \
+            finish(request, 1);                                                       \
+        real(request, status, ierr);                                                  \
     }
 
-#define OPTIREDUCE_FORTRAN_TEST(sym)                                                                \
+#define OPTIREDUCE_FORTRAN_TEST(sym)                                                                  \
     OPTIREDUCE_EXPORT void sym(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { \
-        static const TestFn real = next_symbol<TestFn>(#sym);                                     \
-        if (live()) [[unlikely]]                                                                  \
-            complete(request, 1);                                                                 \
-        real(request, flag, status, ierr);                                                        \
+        static const TestFn real = next_symbol<TestFn>(#sym);                                         \
+        if (live()) [[unlikely]]                                                                      \
+            complete(request, 1);                                                                     \
+        real(request, flag, status, ierr);                                                            \
     }
 
 // mpi_request_get_status(request, flag, status, ierr) has the test form's signature.
 #define OPTIREDUCE_FORTRAN_GET_STATUS(sym) OPTIREDUCE_FORTRAN_TEST(sym)
 
-#define OPTIREDUCE_FORTRAN_WAITALL(sym)                                                               \
+#define OPTIREDUCE_FORTRAN_WAITALL(sym)                                                                   \
     OPTIREDUCE_EXPORT void sym(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr) { \
-        static const WaitallFn real = next_symbol<WaitallFn>(#sym);                                 \
-        if (live()) [[unlikely]]                                                                    \
-            finish(requests, *count);                                                               \
-        real(count, requests, statuses, ierr);                                                      \
+        static const WaitallFn real = next_symbol<WaitallFn>(#sym);                                       \
+        if (live()) [[unlikely]]                                                                          \
+            finish(requests, *count);                                                                     \
+        real(count, requests, statuses, ierr);                                                            \
     }
 
-#define OPTIREDUCE_FORTRAN_TESTALL(sym)                                                                  \
+#define OPTIREDUCE_FORTRAN_TESTALL(sym)                                                                 \
     OPTIREDUCE_EXPORT void sym(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses, \
-                               MPI_Fint *ierr) {                                                       \
-        static const TestallFn real = next_symbol<TestallFn>(#sym);                                    \
-        if (live()) [[unlikely]]                                                                       \
-            complete(requests, *count);                                                                \
-        real(count, requests, flag, statuses, ierr);                                                   \
-    }
-
-#define OPTIREDUCE_FORTRAN_TESTANY(sym)                                                                   \
-    OPTIREDUCE_EXPORT void sym(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,     \
-                               MPI_Fint *status, MPI_Fint *ierr) {                                      \
-        static const TestanyFn real = next_symbol<TestanyFn>(#sym);                                     \
+                               MPI_Fint *ierr) {                                                        \
+        static const TestallFn real = next_symbol<TestallFn>(#sym);                                     \
         if (live()) [[unlikely]]                                                                        \
             complete(requests, *count);                                                                 \
-        real(count, requests, index, flag, status, ierr);                                               \
+        real(count, requests, flag, statuses, ierr);                                                    \
     }
 
-#define OPTIREDUCE_FORTRAN_TESTSOME(sym)                                                                  \
+#define OPTIREDUCE_FORTRAN_TESTANY(sym)                                                                                \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, \
+                               MPI_Fint *ierr) {                                                                       \
+        static const TestanyFn real = next_symbol<TestanyFn>(#sym);                                                    \
+        if (live()) [[unlikely]]                                                                                       \
+            complete(requests, *count);                                                                                \
+        real(count, requests, index, flag, status, ierr);                                                              \
+    }
+
+#define OPTIREDUCE_FORTRAN_TESTSOME(sym)                                                                     \
     OPTIREDUCE_EXPORT void sym(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices, \
-                               MPI_Fint *statuses, MPI_Fint *ierr) {                                    \
-        static const SomeFn real = next_symbol<SomeFn>(#sym);                                           \
-        if (live()) [[unlikely]]                                                                        \
-            complete(requests, *incount);                                                               \
-        real(incount, requests, outcount, indices, statuses, ierr);                                     \
+                               MPI_Fint *statuses, MPI_Fint *ierr) {                                         \
+        static const SomeFn real = next_symbol<SomeFn>(#sym);                                                \
+        if (live()) [[unlikely]]                                                                             \
+            complete(requests, *incount);                                                                    \
+        real(incount, requests, outcount, indices, statuses, ierr);                                          \
     }
 
 // Waitany and Waitsome loop over Open MPI's own test forms while an engine request is among
 // theirs (see wait_through_test); the test form's name is the wait form's with "wait" -> "test".
-#define OPTIREDUCE_FORTRAN_WAITANY(sym, test_sym)                                                        \
-    OPTIREDUCE_EXPORT void sym(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,  \
+#define OPTIREDUCE_FORTRAN_WAITANY(sym, test_sym)                                                      \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, \
                                MPI_Fint *ierr) {                                                       \
         static const WaitanyFn real = next_symbol<WaitanyFn>(#sym);                                    \
         if (live()) [[unlikely]] {                                                                     \
@@ -125,32 +125,32 @@ void complete(const MPI_Fint *f, MPI_Fint n) {
         real(count, requests, index, status, ierr);                                                    \
     }
 
-#define OPTIREDUCE_FORTRAN_WAITSOME(sym, test_sym)                                                        \
+#define OPTIREDUCE_FORTRAN_WAITSOME(sym, test_sym)                                                           \
     OPTIREDUCE_EXPORT void sym(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices, \
-                               MPI_Fint *statuses, MPI_Fint *ierr) {                                    \
-        static const SomeFn real = next_symbol<SomeFn>(#sym);                                           \
-        if (live()) [[unlikely]] {                                                                      \
-            static const SomeFn test = next_symbol<SomeFn>(#test_sym);                                  \
-            Handles h;                                                                                  \
-            MPI_Fint rc = MPI_SUCCESS;                                                                  \
-            wait_through_test([&] { return h.of(requests, *incount); },                                 \
-                              [&](bool &done) {                                                         \
-                                  test(incount, requests, outcount, indices, statuses, &rc);            \
-                                  done = *outcount != 0;                                                \
-                                  return static_cast<int>(rc);                                          \
-                              });                                                                       \
-            if (ierr) *ierr = rc;                                                                       \
-            return;                                                                                     \
-        }                                                                                               \
-        real(incount, requests, outcount, indices, statuses, ierr);                                     \
+                               MPI_Fint *statuses, MPI_Fint *ierr) {                                         \
+        static const SomeFn real = next_symbol<SomeFn>(#sym);                                                \
+        if (live()) [[unlikely]] {                                                                           \
+            static const SomeFn test = next_symbol<SomeFn>(#test_sym);                                       \
+            Handles h;                                                                                       \
+            MPI_Fint rc = MPI_SUCCESS;                                                                       \
+            wait_through_test([&] { return h.of(requests, *incount); },                                      \
+                              [&](bool &done) {                                                              \
+                                  test(incount, requests, outcount, indices, statuses, &rc);                 \
+                                  done = *outcount != 0;                                                     \
+                                  return static_cast<int>(rc);                                               \
+                              });                                                                            \
+            if (ierr) *ierr = rc;                                                                            \
+            return;                                                                                          \
+        }                                                                                                    \
+        real(incount, requests, outcount, indices, statuses, ierr);                                          \
     }
 
-#define OPTIREDUCE_FORTRAN_REQUEST_FREE(sym)                             \
-    OPTIREDUCE_EXPORT void sym(MPI_Fint *request, MPI_Fint *ierr) {      \
-        static const FreeFn real = next_symbol<FreeFn>(#sym);           \
-        if (live()) [[unlikely]]                                         \
-            prepare_free(PMPI_Request_f2c(*request));                    \
-        real(request, ierr);                                             \
+#define OPTIREDUCE_FORTRAN_REQUEST_FREE(sym)                        \
+    OPTIREDUCE_EXPORT void sym(MPI_Fint *request, MPI_Fint *ierr) { \
+        static const FreeFn real = next_symbol<FreeFn>(#sym);       \
+        if (live()) [[unlikely]]                                    \
+            prepare_free(PMPI_Request_f2c(*request));               \
+        real(request, ierr);                                        \
     }
 
 OPTIREDUCE_FORTRAN_ALL(OPTIREDUCE_FORTRAN_WAIT, mpi_wait, MPI_WAIT, MPI_Wait)

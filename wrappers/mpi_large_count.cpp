@@ -5,8 +5,8 @@
 #if MPI_VERSION >= 4
 using namespace optireduce;
 
-OPTIREDUCE_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
-                                      MPI_Op op, MPI_Comm comm) {
+OPTIREDUCE_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                                      MPI_Comm comm) {
     return allreduce_entry(sendbuf, recvbuf, count, type, op, comm, &PMPI_Allreduce_c);
 }
 

@@ -49,25 +49,27 @@ OPTIREDUCE_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *out
 // engine operation finished, which only we can report).
 OPTIREDUCE_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
     if (live() && requests && count > 0 && index) [[unlikely]]
-        return wait_through_test([&] { return std::span<const MPI_Request>(requests, static_cast<std::size_t>(count)); },
-                                 [&](bool &done) {
-            int flag = 0;
-            const int rc = PMPI_Testany(count, requests, index, &flag, status);
-            done = flag != 0;
-            return rc;
-        });
+        return wait_through_test(
+            [&] { return std::span<const MPI_Request>(requests, static_cast<std::size_t>(count)); },
+            [&](bool &done) {
+                int flag = 0;
+                const int rc = PMPI_Testany(count, requests, index, &flag, status);
+                done = flag != 0;
+                return rc;
+            });
     return PMPI_Waitany(count, requests, index, status);
 }
 
 OPTIREDUCE_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                    MPI_Status statuses[]) {
     if (live() && requests && incount > 0 && outcount) [[unlikely]]
-        return wait_through_test([&] { return std::span<const MPI_Request>(requests, static_cast<std::size_t>(incount)); },
-                                 [&](bool &done) {
-            const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-            done = *outcount != 0;  // some completed, or MPI_UNDEFINED: none active
-            return rc;
-        });
+        return wait_through_test(
+            [&] { return std::span<const MPI_Request>(requests, static_cast<std::size_t>(incount)); },
+            [&](bool &done) {
+                const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+                done = *outcount != 0;  // some completed, or MPI_UNDEFINED: none active
+                return rc;
+            });
     return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
 }
 

@@ -29,8 +29,8 @@ std::vector<float> &scratch(std::size_t floats) {
 }
 
 struct ShardBlocks {
-    std::size_t first = 0;   // global index of the shard's first block
-    std::size_t m = 0;       // its full blocks
+    std::size_t first = 0;  // global index of the shard's first block
+    std::size_t m = 0;      // its full blocks
     bool has_tail = false;
     std::size_t offset = 0;  // wire offset of the shard
 };

@@ -12,8 +12,7 @@ namespace {
 // Blocked so the partial sum of a block stays in registers/L1 while every peer is added.
 constexpr std::size_t kBlock = 1024;
 
-void partial_sum_scalar(const float *own, std::span<const float *const> peers, float scale, float *dst,
-                        std::size_t n) {
+void partial_sum_scalar(const float *own, std::span<const float *const> peers, float scale, float *dst, std::size_t n) {
     float acc[kBlock];
     for (std::size_t b = 0; b < n; b += kBlock) {
         const std::size_t len = std::min(kBlock, n - b);
@@ -28,8 +27,8 @@ void partial_sum_scalar(const float *own, std::span<const float *const> peers, f
 }
 
 // Elements [from, n) the scalar way: the vector paths' remainder.
-void partial_sum_tail(const float *own, std::span<const float *const> peers, float scale, float *dst,
-                      std::size_t from, std::size_t n) {
+void partial_sum_tail(const float *own, std::span<const float *const> peers, float scale, float *dst, std::size_t from,
+                      std::size_t n) {
     for (std::size_t i = from; i < n; ++i) {
         float acc = peers[0][i];
         for (std::size_t k = 1; k < peers.size(); ++k) acc += peers[k][i];
@@ -83,29 +82,28 @@ __attribute__((target("avx512f"))) void scale_avx512(const float *src, float sca
 }
 #endif
 
-
 void scaled_copy(const float *src, float scale, float *dst, std::size_t n, Isa isa) {
     switch (usable_isa(isa)) {
 #if defined(__x86_64__)
-    case Isa::avx512: return scale_avx512(src, scale, dst, n);
-    case Isa::avx2: return scale_avx2(src, scale, dst, n);
+        case Isa::avx512: return scale_avx512(src, scale, dst, n);
+        case Isa::avx2: return scale_avx2(src, scale, dst, n);
 #endif
-    default: return scale_scalar(src, scale, dst, n);
+        default: return scale_scalar(src, scale, dst, n);
     }
 }
 
 }  // namespace
 
-void estimate_partial_sum(const float *own, std::span<const float *const> peers, int ranks, float *dst,
-                          std::size_t n, Isa isa) {
+void estimate_partial_sum(const float *own, std::span<const float *const> peers, int ranks, float *dst, std::size_t n,
+                          Isa isa) {
     if (peers.empty()) return scaled_copy(own, static_cast<float>(ranks), dst, n, isa);
     const float scale = static_cast<float>(ranks - 1) / static_cast<float>(peers.size());
     switch (usable_isa(isa)) {
 #if defined(__x86_64__)
-    case Isa::avx512: return partial_sum_avx512(own, peers, scale, dst, n);
-    case Isa::avx2: return partial_sum_avx2(own, peers, scale, dst, n);
+        case Isa::avx512: return partial_sum_avx512(own, peers, scale, dst, n);
+        case Isa::avx2: return partial_sum_avx2(own, peers, scale, dst, n);
 #endif
-    default: return partial_sum_scalar(own, peers, scale, dst, n);
+        default: return partial_sum_scalar(own, peers, scale, dst, n);
     }
 }
 

@@ -23,8 +23,8 @@ namespace optireduce {
 // would weigh it by ranks * E[1 / (m + 1)] > 1 and bias the sum towards it (by 25% of its
 // deviation with 4 ranks at 20% loss). peers are added in the order given, then scaled, then
 // added to own: the same bits on every instruction set.
-void estimate_partial_sum(const float *own, std::span<const float *const> peers, int ranks, float *dst,
-                          std::size_t n, Isa isa = best_isa());
+void estimate_partial_sum(const float *own, std::span<const float *const> peers, int ranks, float *dst, std::size_t n,
+                          Isa isa = best_isa());
 
 // Phase 2: a reduced chunk that never arrived is estimated by this rank's own contribution
 // times N.
@@ -39,7 +39,7 @@ double fill_error_sq(std::size_t len, int ranks, double sigma2);
 
 // Accumulates sigma2 from chunks where at least two contributions arrived.
 struct SpreadSample {
-    double sum = 0;           // sum over sampled coordinates of their between-rank variance
+    double sum = 0;  // sum over sampled coordinates of their between-rank variance
     double coords = 0;
     void add(std::span<const float *const> terms, std::size_t n);
     double sigma2() const { return coords > 0 ? sum / coords : 0; }

@@ -64,9 +64,9 @@ OPTIREDUCE_AVX2 inline __m256 bfly_in_register(__m256 v, __m256 partner, int mas
     const __m256 sum = _mm256_add_ps(v, partner), diff = _mm256_sub_ps(partner, v);
     // The upper element of each pair takes partner - v = (its lower) - (itself), as a - b.
     switch (mask_sel) {
-    case 1: return _mm256_blend_ps(sum, diff, 0xAA);
-    case 2: return _mm256_blend_ps(sum, diff, 0xCC);
-    default: return _mm256_blend_ps(sum, diff, 0xF0);
+        case 1: return _mm256_blend_ps(sum, diff, 0xAA);
+        case 2: return _mm256_blend_ps(sum, diff, 0xCC);
+        default: return _mm256_blend_ps(sum, diff, 0xF0);
     }
 }
 
@@ -210,7 +210,6 @@ OPTIREDUCE_AVX512 void signed_copy_avx512(float *dst, const float *src, std::siz
 }
 #endif
 
-
 }  // namespace
 
 std::uint64_t sign_word(const SignKey &key, std::uint64_t block, std::uint64_t word) {
@@ -223,25 +222,25 @@ std::uint64_t sign_word(const SignKey &key, std::uint64_t block, std::uint64_t w
 void signed_copy(float *dst, const float *src, std::size_t n, const SignKey &key, std::uint64_t block, Isa isa) {
     switch (usable_isa(isa)) {
 #if defined(__x86_64__)
-    case Isa::avx512: return signed_copy_avx512(dst, src, n, key, block);
-    case Isa::avx2: return signed_copy_avx2(dst, src, n, key, block);
+        case Isa::avx512: return signed_copy_avx512(dst, src, n, key, block);
+        case Isa::avx2: return signed_copy_avx2(dst, src, n, key, block);
 #endif
-    default: return signed_copy_scalar(dst, src, n, key, block);
+        default: return signed_copy_scalar(dst, src, n, key, block);
     }
 }
 
 void fwht(float *x, std::size_t n, Isa isa) {
     switch (usable_isa(isa)) {
 #if defined(__x86_64__)
-    case Isa::avx512:
-        if (n >= 32) return fwht_avx512(x, n);
-        if (n >= 16 && isa_supported(Isa::avx2)) return fwht_avx2(x, n);
-        break;
-    case Isa::avx2:
-        if (n >= 16) return fwht_avx2(x, n);
-        break;
+        case Isa::avx512:
+            if (n >= 32) return fwht_avx512(x, n);
+            if (n >= 16 && isa_supported(Isa::avx2)) return fwht_avx2(x, n);
+            break;
+        case Isa::avx2:
+            if (n >= 16) return fwht_avx2(x, n);
+            break;
 #endif
-    default: break;
+        default: break;
     }
     fwht_scalar_impl(x, n);
 }

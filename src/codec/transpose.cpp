@@ -54,7 +54,8 @@ void transpose(const float *src, std::size_t src_stride, float *dst, std::size_t
                std::size_t cols, Isa isa) {
 #if defined(__x86_64__)
     // AVX-512 would move 16 x 16 tiles; the 8 x 8 AVX2 tile already runs at memory speed here.
-    if (isa != Isa::scalar && isa_supported(Isa::avx2)) return transpose_avx2(src, src_stride, dst, dst_stride, rows, cols);
+    if (isa != Isa::scalar && isa_supported(Isa::avx2))
+        return transpose_avx2(src, src_stride, dst, dst_stride, rows, cols);
 #endif
     transpose_scalar(src, src_stride, dst, dst_stride, 0, rows, 0, cols);
 }

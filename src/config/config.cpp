@@ -20,17 +20,17 @@ constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB, TiB = 10
 
 // The spellings of each enumeration knob: what parse_config() accepts and stores, what the
 // table's allowed text says (kAllowed, built from them) and what to_string() prints.
-template <class E> struct Spelling {
+template <class E>
+struct Spelling {
     const char *text;
     E value;
 };
-template <class E, std::size_t N> using Spellings = std::array<Spelling<E>, N>;
+template <class E, std::size_t N>
+using Spellings = std::array<Spelling<E>, N>;
 
 constexpr Spellings<Mode, 3> kModes{{{"bounded", Mode::bounded}, {"exact", Mode::exact}, {"off", Mode::off}}};
-constexpr Spellings<UdpOffload, 4> kUdpOffloads{{{"auto", UdpOffload::automatic},
-                                                 {"gso", UdpOffload::gso},
-                                                 {"gro", UdpOffload::gro},
-                                                 {"off", UdpOffload::off}}};
+constexpr Spellings<UdpOffload, 4> kUdpOffloads{
+    {{"auto", UdpOffload::automatic}, {"gso", UdpOffload::gso}, {"gro", UdpOffload::gro}, {"off", UdpOffload::off}}};
 constexpr Spellings<Hadamard, 3> kHadamards{
     {{"on", Hadamard::on}, {"off", Hadamard::off}, {"auto", Hadamard::automatic}}};
 constexpr Spellings<ExcessLoss, 3> kExcessLosses{
@@ -46,7 +46,8 @@ constexpr const auto &spellings(ExcessLoss) { return kExcessLosses; }
 constexpr const auto &spellings(LogLevel) { return kLogLevels; }
 
 // "a|b|c", NUL-terminated: the spellings of E joined as an enumeration row's allowed text.
-template <class E> constexpr auto joined_spellings() {
+template <class E>
+constexpr auto joined_spellings() {
     constexpr std::size_t size = [] {
         std::size_t n = 0;
         for (const auto &s : spellings(E{})) n += std::char_traits<char>::length(s.text) + 1;
@@ -60,16 +61,20 @@ template <class E> constexpr auto joined_spellings() {
     }
     return out;
 }
-template <class E> constexpr auto kAllowedText = joined_spellings<E>();
-template <class E> constexpr const char *kAllowed = kAllowedText<E>.data();
+template <class E>
+constexpr auto kAllowedText = joined_spellings<E>();
+template <class E>
+constexpr const char *kAllowed = kAllowedText<E>.data();
 
-template <class E> E spelled(std::string_view text) {
+template <class E>
+E spelled(std::string_view text) {
     for (const auto &s : spellings(E{}))
         if (text == s.text) return s.value;
     return spellings(E{})[0].value;  // not reached: check_knob() let only spellings through
 }
 
-template <class E> const char *spelling_of(E value) {
+template <class E>
+const char *spelling_of(E value) {
     for (const auto &s : spellings(E{}))
         if (s.value == value) return s.text;
     return "?";
@@ -86,14 +91,12 @@ constexpr std::array kKnobs{
              "float SUM calls smaller than this (count*4 bytes) go to the underlying MPI, whose "
              "latency-optimised algorithms win for small messages",
              &Config::min_bytes},
-    KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::identifier, "auto", "auto or a libfabric provider",
-             0, 0, true,
+    KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::identifier, "auto", "auto or a libfabric provider", 0, 0, true,
              "reliable libfabric provider of exact mode: auto picks shm when all ranks of a communicator "
              "share a node, tcp;ofi_rxm otherwise; 'tcp' means tcp;ofi_rxm. Independent of "
              "FI_PROVIDER, which also filters Open MPI's own libfabric use",
              &Config::provider},
-    KnobSpec{"OPTIREDUCE_SEGMENT_BYTES", KnobType::bytes, "4194304", "4K..64M", 4 * KiB, 64 * MiB,
-             true,
+    KnobSpec{"OPTIREDUCE_SEGMENT_BYTES", KnobType::bytes, "4194304", "4K..64M", 4 * KiB, 64 * MiB, true,
              "exact mode: largest message the engine sends; shards are split into segments of this size so "
              "reduction and the all-gather start before a whole shard has arrived. The default "
              "is large because each message costs a handshake on shm (docs/benchmarks.md)",
@@ -133,8 +136,7 @@ constexpr std::array kKnobs{
              "default)",
              &Config::target_loss},
     KnobSpec{"OPTIREDUCE_TIMEOUT_MIN_MS", KnobType::number, "0.5", "0.01..60000", 0.01, 60000, false,
-             "bounded mode: the adaptive deadline of a phase never goes below this",
-             &Config::timeout_min_ms},
+             "bounded mode: the adaptive deadline of a phase never goes below this", &Config::timeout_min_ms},
     KnobSpec{"OPTIREDUCE_TIMEOUT_MAX_MS", KnobType::number, "1000", "0.01..600000", 0.01, 600000, false,
              "bounded mode: the adaptive deadline of a phase never goes above this, except for "
              "messages whose data alone take longer to arrive (then twice their measured "
@@ -160,8 +162,7 @@ constexpr std::array kKnobs{
              "runs, which is the only place data can be lost; the reliable channel never "
              "transforms, so on is the same as auto",
              &Config::hadamard},
-    KnobSpec{"OPTIREDUCE_HADAMARD_BLOCK", KnobType::bytes, "4096", "256..1M, a power of two", 256, 1048576,
-             true,
+    KnobSpec{"OPTIREDUCE_HADAMARD_BLOCK", KnobType::bytes, "4096", "256..1M, a power of two", 256, 1048576, true,
              "bounded mode: elements (floats, not bytes) per transform block; smaller vectors use "
              "smaller blocks (down to 256) so every rank's shard holds up to 8 blocks; a vector "
              "of fewer than 256 x ranks elements is not transformed",
@@ -179,30 +180,23 @@ constexpr std::array kKnobs{
              "bounded operation to agree whether any rank was over the budget",
              &Config::on_excess_loss},
     KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", kAllowed<LogLevel>, 0, 0, false,
-             "messages to stderr, prefixed optireduce[rank]",
-             &Config::log},
+             "messages to stderr, prefixed optireduce[rank]", &Config::log},
     KnobSpec{"OPTIREDUCE_STATS", KnobType::boolean, "0", "0|1", 0, 0, false,
-             "1: rank 0 prints a job summary to stderr at MPI_Finalize",
-             &Config::stats},
+             "1: rank 0 prints a job summary to stderr at MPI_Finalize", &Config::stats},
     KnobSpec{"OPTIREDUCE_STATS_FILE", KnobType::string, "", "a file path", 0, 0, false,
-             "rank 0 writes the job summary as JSON to this path at MPI_Finalize",
-             &Config::stats_file},
+             "rank 0 writes the job summary as JSON to this path at MPI_Finalize", &Config::stats_file},
     KnobSpec{"OPTIREDUCE_FAULT_DROP", KnobType::number, "0", "0..1", 0, 1, false,
-             "TEST ONLY: probability that a received datagram is discarded, as if lost",
-             &Config::fault_drop},
+             "TEST ONLY: probability that a received datagram is discarded, as if lost", &Config::fault_drop},
     KnobSpec{"OPTIREDUCE_FAULT_DUPLICATE", KnobType::number, "0", "0..1", 0, 1, false,
-             "TEST ONLY: probability that a datagram is sent twice",
-             &Config::fault_duplicate},
+             "TEST ONLY: probability that a datagram is sent twice", &Config::fault_duplicate},
     KnobSpec{"OPTIREDUCE_FAULT_DELAY_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
              "TEST ONLY: world rank that sleeps OPTIREDUCE_FAULT_DELAY_MS before engine "
              "operations (-1: none)",
              &Config::fault_delay_rank},
     KnobSpec{"OPTIREDUCE_FAULT_DELAY_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
-             "TEST ONLY: how long the delayed rank sleeps",
-             &Config::fault_delay_ms},
+             "TEST ONLY: how long the delayed rank sleeps", &Config::fault_delay_ms},
     KnobSpec{"OPTIREDUCE_FAULT_DELAY_PROB", KnobType::number, "1", "0..1", 0, 1, false,
-             "TEST ONLY: probability that the delayed rank sleeps before a given operation",
-             &Config::fault_delay_prob},
+             "TEST ONLY: probability that the delayed rank sleeps before a given operation", &Config::fault_delay_prob},
     KnobSpec{"OPTIREDUCE_FAULT_ALLOC_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
              "TEST ONLY: world rank whose staging allocation fails once, at its "
              "OPTIREDUCE_FAULT_ALLOC_NTH growth (-1: none)",
@@ -224,14 +218,15 @@ constexpr std::array kKnobs{
              "rank's exit status, whatever it printed",
              &Config::fault_exit_rank},
     KnobSpec{"OPTIREDUCE_FAULT_SEED", KnobType::bytes, "1", "0..1T", 0, TiB, false,
-             "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats",
-             &Config::fault_seed},
+             "TEST ONLY: seed of the fault decisions (with the rank), so a failing run repeats", &Config::fault_seed},
 };
 
-template <class... F> struct overloaded : F... {
+template <class... F>
+struct overloaded : F... {
     using F::operator()...;
 };
-template <class... F> overloaded(F...) -> overloaded<F...>;  // Clang 14 deduces no aggregates
+template <class... F>
+overloaded(F...) -> overloaded<F...>;  // Clang 14 deduces no aggregates
 
 // A row's field holds what its type parses to: an enumeration its own spellings (its allowed text
 // is theirs, its default one of them), bytes an unsigned count, a number a double or an integer,
@@ -240,29 +235,36 @@ constexpr bool field_fits(const KnobSpec &k) {
     const KnobType t = k.type;
     return std::visit(
         overloaded{
-            [](std::monostate) { return false; },
-            [t](bool Config::*) { return t == KnobType::boolean; },
-            [t](int Config::*) { return t == KnobType::number; },
-            [t](double Config::*) { return t == KnobType::number; },
-            [t](std::uint64_t Config::*) { return t == KnobType::bytes || t == KnobType::number; },
-            [t](std::string Config::*) { return t == KnobType::string || t == KnobType::identifier; },
+            [](std::monostate) {
+        return false; },
+            [t](bool Config::*) {
+        return t == KnobType::boolean; },
+            [t](int Config::*) {
+        return t == KnobType::number; },
+            [t](double Config::*) {
+        return t == KnobType::number; },
+            [t](std::uint64_t Config::*) {
+        return t == KnobType::bytes || t == KnobType::number; },
+            [t](std::string Config::*) {
+        return t == KnobType::string || t == KnobType::identifier; },
             [&k]<class E>(E Config::*) requires std::is_enum_v<E> {
                 bool default_spelled = false;
                 for (const auto &s : spellings(E{}))
                     default_spelled |= std::string_view(k.default_value) == s.text;
                 return k.type == KnobType::enumeration && std::string_view(k.allowed) == kAllowed<E> &&
                        default_spelled;
-            },
-        },
-        k.field);
 }
+,
+}  // namespace
+,
+        k.field);
+}  // namespace optireduce
 
 constexpr bool table_is_consistent() {
     for (std::size_t i = 0; i < kKnobs.size(); ++i) {
         if (!field_fits(kKnobs[i])) return false;
         for (std::size_t j = 0; j < i; ++j)
-            if (kKnobs[j].field == kKnobs[i].field || std::string_view(kKnobs[j].name) == kKnobs[i].name)
-                return false;
+            if (kKnobs[j].field == kKnobs[i].field || std::string_view(kKnobs[j].name) == kKnobs[i].name) return false;
     }
     return true;
 }
@@ -323,12 +325,18 @@ std::optional<std::uint64_t> parse_bytes(const std::string &text) {
     if (ec != std::errc() || p == b) return std::nullopt;
     std::string suffix = lower(std::string(p, e));
     std::uint64_t mult = 1;
-    if (suffix.empty() || suffix == "b") mult = 1;
-    else if (suffix == "k" || suffix == "kib" || suffix == "kb") mult = KiB;
-    else if (suffix == "m" || suffix == "mib" || suffix == "mb") mult = MiB;
-    else if (suffix == "g" || suffix == "gib" || suffix == "gb") mult = GiB;
-    else if (suffix == "t" || suffix == "tib" || suffix == "tb") mult = TiB;
-    else return std::nullopt;
+    if (suffix.empty() || suffix == "b")
+        mult = 1;
+    else if (suffix == "k" || suffix == "kib" || suffix == "kb")
+        mult = KiB;
+    else if (suffix == "m" || suffix == "mib" || suffix == "mb")
+        mult = MiB;
+    else if (suffix == "g" || suffix == "gib" || suffix == "gb")
+        mult = GiB;
+    else if (suffix == "t" || suffix == "tib" || suffix == "tb")
+        mult = TiB;
+    else
+        return std::nullopt;
     if (v > UINT64_MAX / mult) return std::nullopt;
     return v * mult;
 }
@@ -357,9 +365,8 @@ std::uint64_t fnv1a(std::string_view s) {
 
 ConfigError invalid(const KnobSpec &k, const std::string &raw, const char *why) {
     std::ostringstream os;
-    os << k.name << "='" << raw << "' is invalid: " << why << "; allowed: " << k.allowed
-       << " (default " << (*k.default_value ? k.default_value : "empty")
-       << "). Fix or unset the variable.";
+    os << k.name << "='" << raw << "' is invalid: " << why << "; allowed: " << k.allowed << " (default "
+       << (*k.default_value ? k.default_value : "empty") << "). Fix or unset the variable.";
     return {os.str()};
 }
 
@@ -368,18 +375,23 @@ void store(Config &cfg, const KnobSpec &k, const std::string &text) {
     const auto number = [&text] { return std::strtod(text.c_str(), nullptr); };
     std::visit(overloaded{
                    [](std::monostate) {},
-                   [&](bool Config::*f) { cfg.*f = text == "1"; },
-                   [&](int Config::*f) { cfg.*f = static_cast<int>(number()); },
-                   [&](double Config::*f) { cfg.*f = number(); },
+                   [&](bool Config::*f) {
+        cfg.*f = text == "1"; },
+                   [&](int Config::*f) {
+        cfg.*f = static_cast<int>(number()); },
+                   [&](double Config::*f) {
+        cfg.*f = number(); },
                    [&](std::uint64_t Config::*f) {
-                       cfg.*f = k.type == KnobType::bytes ? std::stoull(text) : static_cast<std::uint64_t>(number());
+        cfg.*f = k.type == KnobType::bytes ? std::stoull(text) : static_cast<std::uint64_t>(number());
                    },
                    // A blank identifier (a provider name of spaces) means the default, auto.
                    [&](std::string Config::*f) {
-                       cfg.*f = text.empty() && k.type == KnobType::identifier ? k.default_value : text;
+        cfg.*f = text.empty() && k.type == KnobType::identifier ? k.default_value : text;
                    },
-                   [&]<class E>(E Config::*f) requires std::is_enum_v<E> { cfg.*f = spelled<E>(text); },
-               },
+                   [&]<class E>(E Config::*f) requires std::is_enum_v<E> { cfg.*f = spelled<E>(text);
+}
+,
+},
                k.field);
 }
 
@@ -426,9 +438,12 @@ KnobCheck check_knob(const KnobSpec &k, std::string_view raw) {
             break;
         case KnobType::boolean:
             text = lower(text);
-            if (text == "1" || text == "yes" || text == "true" || text == "on") text = "1";
-            else if (text == "0" || text == "no" || text == "false" || text == "off") text = "0";
-            else return {{}, "not a boolean"};
+            if (text == "1" || text == "yes" || text == "true" || text == "on")
+                text = "1";
+            else if (text == "0" || text == "no" || text == "false" || text == "off")
+                text = "0";
+            else
+                return {{}, "not a boolean"};
             break;
         case KnobType::bytes: {
             auto v = parse_bytes(text);
@@ -437,9 +452,7 @@ KnobCheck check_knob(const KnobSpec &k, std::string_view raw) {
             text = std::to_string(*v);
             break;
         }
-        case KnobType::identifier:
-            text = lower(text);
-            break;
+        case KnobType::identifier: text = lower(text); break;
         case KnobType::number: {
             char *end = nullptr;
             const double v = std::strtod(text.c_str(), &end);
@@ -452,8 +465,7 @@ KnobCheck check_knob(const KnobSpec &k, std::string_view raw) {
             text = canon.str();
             break;
         }
-        case KnobType::string:
-            break;
+        case KnobType::string: break;
     }
     return {text, nullptr};
 }
@@ -530,9 +542,9 @@ std::string configuration_markdown() {
     os << "| Variable | Default | Allowed | Same on all ranks | Meaning |\n"
        << "|---|---|---|---|---|\n";
     for (const auto &k : kKnobs) {
-        os << "| `" << k.name << "` | `" << (*k.default_value ? k.default_value : "(empty)")
-           << "` | " << markdown_cell(k.allowed) << " | " << (k.must_agree ? "yes" : "no") << " | "
-           << markdown_cell(k.doc) << " |\n";
+        os << "| `" << k.name << "` | `" << (*k.default_value ? k.default_value : "(empty)") << "` | "
+           << markdown_cell(k.allowed) << " | " << (k.must_agree ? "yes" : "no") << " | " << markdown_cell(k.doc)
+           << " |\n";
     }
     return os.str();
 }

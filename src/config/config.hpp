@@ -43,7 +43,7 @@ struct KnobSpec {
     double max;           // bytes and number only
     bool must_agree;      // part of the cross-rank fingerprint checked at communicator setup
     const char *doc;
-    KnobField field{};    // where parse_config() stores the value (its type fits `type`)
+    KnobField field{};  // where parse_config() stores the value (its type fits `type`)
 };
 
 // Every knob, in documentation order.
@@ -60,21 +60,21 @@ struct KnobValue {
 struct Config {
     Mode mode = Mode::bounded;
     std::uint64_t min_bytes = 0;
-    std::string provider;        // "auto" or a libfabric provider name
+    std::string provider;  // "auto" or a libfabric provider name
     std::uint64_t segment_bytes = 0;
     LogLevel log = LogLevel::warn;
     bool stats = false;
     std::string stats_file;
     // Bounded mode: the datagram channel and the deadlines.
     std::string dgram_provider;
-    std::string iface;           // kernel channel: interfaces to publish ("" = all but loopback)
-    std::uint64_t mtu = 0;       // kernel channel: cap on the path MTU (0: none)
+    std::string iface;                               // kernel channel: interfaces to publish ("" = all but loopback)
+    std::uint64_t mtu = 0;                           // kernel channel: cap on the path MTU (0: none)
     UdpOffload udp_offload = UdpOffload::automatic;  // kernel channel: offloads allowed
-    double target_loss = 0;      // fraction of entries lost per operation the deadline aims at
-    double timeout_min_ms = 0;   // clamps of the adaptive deadline
+    double target_loss = 0;                          // fraction of entries lost per operation the deadline aims at
+    double timeout_min_ms = 0;                       // clamps of the adaptive deadline
     double timeout_max_ms = 0;
-    double timeout_ms = 0;       // > 0: a fixed deadline per phase instead of the adaptive one
-    double straggler_max_ms = 0; // the longest wait for a peer that has not started an operation
+    double timeout_ms = 0;        // > 0: a fixed deadline per phase instead of the adaptive one
+    double straggler_max_ms = 0;  // the longest wait for a peer that has not started an operation
     // Accuracy under loss: the transform and the loss budget.
     Hadamard hadamard = Hadamard::automatic;
     std::uint64_t hadamard_block = 0;  // elements per transform block, a power of two
@@ -87,7 +87,7 @@ struct Config {
     double fault_delay_ms = 0;
     double fault_delay_prob = 1;  // probability the delayed rank sleeps before a given operation
     std::uint64_t fault_seed = 0;
-    int fault_alloc_rank = -1;        // world rank whose staging allocation fails once
+    int fault_alloc_rank = -1;          // world rank whose staging allocation fails once
     std::uint64_t fault_alloc_nth = 1;  // at its nth growth of staging memory
     int fault_send_rank = -1;           // world rank whose sends fail
     double fault_send_prob = 1;         // per round of datagrams (bounded), per transfer (exact)

@@ -8,7 +8,13 @@ namespace optireduce {
 namespace {
 
 // The switch has no variable: OPTIREDUCE_MODE=off is its process-wide counterpart.
-constexpr KnobSpec kSwitchKnob{"optireduce", KnobType::enumeration, "on", "on|off", 0, 0, true,
+constexpr KnobSpec kSwitchKnob{"optireduce",
+                               KnobType::enumeration,
+                               "on",
+                               "on|off",
+                               0,
+                               0,
+                               true,
                                "off: every float SUM call on the communicator goes to the underlying MPI"};
 
 // Rows found by the Config field their variable sets (kKnobs is constant-initialised, so this

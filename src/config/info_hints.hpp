@@ -61,8 +61,8 @@ private:
 using InfoLookup = std::function<std::optional<std::string>(const char *key)>;
 
 struct HintParse {
-    CommHints hints;                  // base with every key lookup found replaced
-    std::optional<ConfigError> error; // names the first invalid hint, its value and allowed range
+    CommHints hints;                   // base with every key lookup found replaced
+    std::optional<ConfigError> error;  // names the first invalid hint, its value and allowed range
 };
 
 // MPI_Comm_set_info semantics: keys the info object does not hold keep their value in `base`.

@@ -13,7 +13,6 @@
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -192,13 +191,13 @@ int outcome(CommState &comm, OpReport r) {
                        static_cast<unsigned long long>(r.ops), count, 100.0 * r.loss(), b.max_loss, r.error_estimate,
                        static_cast<unsigned long long>(b.excess_warnings));
     switch (cfg.on_excess_loss) {
-    case ExcessLoss::warn: return MPI_SUCCESS;
-    case ExcessLoss::error: {
-        const int code = excess_loss_error_code();
-        PMPI_Comm_call_errhandler(comm.comm, code);
-        return code;
-    }
-    case ExcessLoss::exact: start_reliable_run(b); return MPI_SUCCESS;
+        case ExcessLoss::warn: return MPI_SUCCESS;
+        case ExcessLoss::error: {
+            const int code = excess_loss_error_code();
+            PMPI_Comm_call_errhandler(comm.comm, code);
+            return code;
+        }
+        case ExcessLoss::exact: start_reliable_run(b); return MPI_SUCCESS;
     }
     return MPI_SUCCESS;
 }

@@ -23,9 +23,9 @@ using async_detail::g_live;
 struct AsyncOp {
     MPI_Request handle = MPI_REQUEST_NULL;
     int source = MPI_ANY_SOURCE, tag = MPI_ANY_TAG;  // what the status says (query_fn)
-    int rc = MPI_SUCCESS;                // the operation's outcome; written before `finished`
-    std::atomic<bool> finished{false};   // the executor ran it
-    std::atomic<bool> completing{false}; // someone took the job of calling MPI_Grequest_complete
+    int rc = MPI_SUCCESS;                            // the operation's outcome; written before `finished`
+    std::atomic<bool> finished{false};               // the executor ran it
+    std::atomic<bool> completing{false};             // someone took the job of calling MPI_Grequest_complete
     std::atomic<int> owners{2};
 };
 
@@ -129,8 +129,7 @@ void wait_finished(const AsyncOp *op) {
     for (;;) {
         {
             std::unique_lock lock(s.mutex);
-            if (s.cv.wait_for(lock, kPokeEvery, [op] { return op->finished.load(std::memory_order_acquire); }))
-                return;
+            if (s.cv.wait_for(lock, kPokeEvery, [op] { return op->finished.load(std::memory_order_acquire); })) return;
         }
         poke_mpi_progress();
     }

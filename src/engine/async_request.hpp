@@ -83,8 +83,10 @@ int wait_through_test(Handles handles, Test test) {
         const int rc = test(done);
         if (rc != MPI_SUCCESS || done) return rc;
         reqs = handles();
-        if (all_active_are_engine(reqs.data(), static_cast<int>(reqs.size()))) wait_for_any_finish(epoch);
-        else sched_yield();
+        if (all_active_are_engine(reqs.data(), static_cast<int>(reqs.size())))
+            wait_for_any_finish(epoch);
+        else
+            sched_yield();
     }
 }
 

@@ -33,8 +33,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
       own_(layout.shard(comm.rank)),
       sent_bytes_(static_cast<std::size_t>(comm.size), 0),
       send_seconds_(static_cast<std::size_t>(comm.size), 0),
-      reducer_(comm.rank, comm.size, own_, b_.floats_per_datagram,
-               {wire_, incoming_, result_, layout.padded}),
+      reducer_(comm.rank, comm.size, own_, b_.floats_per_datagram, {wire_, incoming_, result_, layout.padded}),
       feedback_(b_, rx_, comm.rank, comm.size, seq, layout.n * sizeof(float)) {
     const int N = comm.size, me = comm.rank;
     const std::size_t F = b_.floats_per_datagram;
@@ -102,8 +101,7 @@ void BoundedOperation::open() {
     rx_.bytes = bytes;
     router_.open_op(b_.key, &rx_);
     // The transform is local work before our phase 1 starts: not time the deadline counts.
-    if (layout_.transform)
-        encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
+    if (layout_.transform) encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
     PhaseClock &clock = clock_[0];
     clock.start = Clock::now();
     clock.deadline_ms[0] = b_.deadlines.deadline_ms(bytes, 1);
@@ -154,12 +152,12 @@ void BoundedOperation::all_gather(StreamSender &gather) {
 }
 
 wire::Header BoundedOperation::phase_header(int phase) const {
-    wire::Header h = wire_header_for(b_.key, comm_.rank, seq_,
-                                     phase == 0 ? wire::Phase::reduce_scatter : wire::Phase::all_gather);
+    wire::Header h =
+        wire_header_for(b_.key, comm_.rank, seq_, phase == 0 ? wire::Phase::reduce_scatter : wire::Phase::all_gather);
     h.loss_hint = b_.loss_hint;
     if (phase == 0 && b_.waited) h.flags = wire::kWaited;
-    h.sender_estimate_us = static_cast<std::uint32_t>(
-        std::min(b_.deadlines.expected_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
+    h.sender_estimate_us =
+        static_cast<std::uint32_t>(std::min(b_.deadlines.expected_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
     return h;
 }
 
@@ -282,8 +280,10 @@ void BoundedOperation::fill_and_copy_out() {
     estimate_error();
     // One write into the user's buffer, after every read of the input (MPI_IN_PLACE aliases
     // them): the inverse transform, or a copy.
-    if (layout_.transform) decode(layout_, result_, out_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
-    else std::memcpy(out_, result_, n_ * sizeof(float));
+    if (layout_.transform)
+        decode(layout_, result_, out_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
+    else
+        std::memcpy(out_, result_, n_ * sizeof(float));
 }
 
 void BoundedOperation::estimate_error() {

@@ -6,17 +6,16 @@
 // blocks, blocks interleaved inside each shard; without it, the input as is.
 //
 // Phase 1 (reduce-scatter): this rank sends shard j of its wire vector to rank j in datagrams,
-// destinations interleaved and paced per destination (engine/stream_sender.hpp). The phase closes when every contribution
-// to our shard arrived, when every sender's tail datagram arrived and the link has been quiet for
-// a fraction of the expected completion time (early close), or at the phase deadline, whichever
-// comes first. Each chunk of our shard is then our own contribution plus the peers' that
-// arrived, rescaled to stand for all peers (codec/estimators.hpp). Phase 2 (all-gather): our
-// reduced shard goes to every rank, each chunk as soon as all its contributions are in (the
-// first ones while phase 1 still runs), the rest after phase 1 closed; the phase closes the same
-// way, and a reduced chunk that did not arrive is filled with our own contribution times N. No barrier before either phase:
-// datagrams that arrive before this rank opened the operation are held by the router and
-// replayed. The inverse transform runs at every rank over the whole vector (docs/benchmarks.md
-// explains why there rather than at each shard's owner).
+// destinations interleaved and paced per destination (engine/stream_sender.hpp). The phase closes when every
+// contribution to our shard arrived, when every sender's tail datagram arrived and the link has been quiet for a
+// fraction of the expected completion time (early close), or at the phase deadline, whichever comes first. Each chunk
+// of our shard is then our own contribution plus the peers' that arrived, rescaled to stand for all peers
+// (codec/estimators.hpp). Phase 2 (all-gather): our reduced shard goes to every rank, each chunk as soon as all its
+// contributions are in (the first ones while phase 1 still runs), the rest after phase 1 closed; the phase closes the
+// same way, and a reduced chunk that did not arrive is filled with our own contribution times N. No barrier before
+// either phase: datagrams that arrive before this rank opened the operation are held by the router and replayed. The
+// inverse transform runs at every rank over the whole vector (docs/benchmarks.md explains why there rather than at each
+// shard's owner).
 //
 // The result is written to the user's buffer once, after both phases closed; nothing from the
 // network can reach it after the call returned, because the router only places into staging of
@@ -64,7 +63,7 @@ private:
     void reduce_scatter(StreamSender &gather);
     void all_gather(StreamSender &gather);
     wire::Header phase_header(int phase) const;  // what every datagram of the phase shares
-    int drain();  // DgramEndpoint::poll into the router
+    int drain();                                 // DgramEndpoint::poll into the router
     // Waits for the phase to close, as closer_[phase] decides (engine/phase_closer.hpp). In the
     // reduce-scatter, `gather` gets each chunk of our shard whose contributions are all in,
     // reduced, and sends it on (pipelined phases).
@@ -94,7 +93,7 @@ private:
     // Per peer and phase: what we sent, for the pacer.
     std::vector<std::uint64_t> sent_bytes_;
     std::vector<double> send_seconds_;
-    PhaseClock clock_[2];          // each phase's, set when it starts
+    PhaseClock clock_[2];  // each phase's, set when it starts
     PhaseCloser closer_[2];
     std::vector<SenderFacts> facts_[2];  // per sender; at the phase's close, as it closed
     double phase_ms_[2] = {0, 0};

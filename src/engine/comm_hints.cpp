@@ -53,8 +53,7 @@ void warn_unknown_keys(MPI_Info info, int rank) {
     for (int i = 0; i < n; ++i) {
         char key[MPI_MAX_INFO_KEY + 1] = {};
         if (PMPI_Info_get_nthkey(info, i, key) == MPI_SUCCESS && is_unknown_hint(key))
-            OPTIREDUCE_LOG(warn, "unknown MPI_Info hint %s ignored (docs/configuration.md lists the valid ones)",
-                           key);
+            OPTIREDUCE_LOG(warn, "unknown MPI_Info hint %s ignored (docs/configuration.md lists the valid ones)", key);
     }
 }
 
@@ -106,11 +105,13 @@ void set_comm_hints(MPI_Comm comm, MPI_Info info, HintUpdate how) {
     } else {
         std::string differing;
         for (std::size_t i = 0; i < k; ++i)
-            if (agree[i] != ~agree[k + i]) differing += (differing.empty() ? "" : ", ") + std::string(hint_table()[i].key);
+            if (agree[i] != ~agree[k + i])
+                differing += (differing.empty() ? "" : ", ") + std::string(hint_table()[i].key);
         if (!differing.empty()) {
             if (rank == 0)
-                OPTIREDUCE_LOG(warn, "MPI_Info hint %s differs across the %d ranks of a communicator; falling "
-                                     "back to MPI on it. Give it the same value on every rank.",
+                OPTIREDUCE_LOG(warn,
+                               "MPI_Info hint %s differs across the %d ranks of a communicator; falling "
+                               "back to MPI on it. Give it the same value on every rank.",
                                differing.c_str(), size);
             reason = "MPI_Info hint " + differing + " differs across ranks";
         }

@@ -13,9 +13,9 @@
 #include "transport/wire_header.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <random>
-#include <cstdint>
 #include <vector>
 
 namespace optireduce {
@@ -119,8 +119,9 @@ void disable_after_failure(CommState &st, std::uint64_t code, const std::string 
                            const char *step) {
     const int who = failed_rank(code, st.size);
     if (who == st.rank)
-        OPTIREDUCE_LOG(warn, "engine setup failed on rank %d of a %d-rank communicator (%s); "
-                             "falling back to MPI on it.%s",
+        OPTIREDUCE_LOG(warn,
+                       "engine setup failed on rank %d of a %d-rank communicator (%s); "
+                       "falling back to MPI on it.%s",
                        st.rank, st.size, error.c_str(), advice);
     disable(st, std::string(step) + " failed on rank " + std::to_string(who));
 }
@@ -177,8 +178,9 @@ bool agree_on_setup(CommState &st, const Config &cfg, const LocalChannel &local)
         if (agree[i] != ~agree[k + i]) differing += (differing.empty() ? "" : ", ") + std::string(names[i]);
     if (!differing.empty()) {
         if (st.rank == 0)
-            OPTIREDUCE_LOG(warn, "%s differs across the %d ranks of a communicator; falling back to "
-                                 "MPI on it. Set %s identically on every rank.",
+            OPTIREDUCE_LOG(warn,
+                           "%s differs across the %d ranks of a communicator; falling back to "
+                           "MPI on it. Set %s identically on every rank.",
                            differing.c_str(), st.size, differing.c_str());
         disable(st, differing + " differs across ranks");
         return false;
@@ -227,8 +229,7 @@ void enable(CommState &st, ProcessContext &ctx, std::size_t id, const LocalChann
     // segments per shard would alias another segment's tag. (Bounded mode's datagrams carry a
     // 32-bit chunk index of at least 144 floats each, beyond any count MPI can pass.) Every
     // member computes the same value from agreed settings, so every rank routes alike.
-    if (!st.bounded)
-        st.max_count = static_cast<std::uint64_t>(st.size) * tag::kMaxSegments * st.segment_floats;
+    if (!st.bounded) st.max_count = static_cast<std::uint64_t>(st.size) * tag::kMaxSegments * st.segment_floats;
     // The minimum size, deadlines and loss budget: the communicator's MPI_Info hints where it
     // has them (agreed when they were set), else the environment's values.
     apply_comm_hints(st);
@@ -243,8 +244,9 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     const std::optional<std::size_t> id = reserve_comm_id(st.comm, st.rank, ctx);
     if (!id) {
         if (st.rank == 0)
-            OPTIREDUCE_LOG(warn, "all %u engine communicator ids are in use; falling back to MPI "
-                                 "on a new communicator. Free communicators you no longer need.",
+            OPTIREDUCE_LOG(warn,
+                           "all %u engine communicator ids are in use; falling back to MPI "
+                           "on a new communicator. Free communicators you no longer need.",
                            tag::kMaxCommIds);
         return disable(st, "no free communicator id");
     }
@@ -281,9 +283,12 @@ CommState *comm_state_for(MPI_Comm comm) {
     } else {
         PMPI_Comm_rank(comm, &st->rank);
         PMPI_Comm_size(comm, &st->size);
-        if (st->size < 2) disable(*st, "single rank");
-        else if (static_cast<std::uint32_t>(st->size) > tag::kMaxRanks) disable(*st, "more ranks than the engine tags address");
-        else agree_and_connect(*st, ctx);
+        if (st->size < 2)
+            disable(*st, "single rank");
+        else if (static_cast<std::uint32_t>(st->size) > tag::kMaxRanks)
+            disable(*st, "more ranks than the engine tags address");
+        else
+            agree_and_connect(*st, ctx);
     }
     auto &stats = process_stats();
     (st->enabled ? stats.comms_enabled : stats.comms_fallback).fetch_add(1, std::memory_order_relaxed);

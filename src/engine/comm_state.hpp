@@ -38,24 +38,24 @@ public:
     // Valid when enabled.
     std::uint32_t comm_id = 0;
     RdmEndpoint *endpoint = nullptr;  // owned by the process context
-    std::vector<fi_addr_t> peers;      // by communicator rank
+    std::vector<fi_addr_t> peers;     // by communicator rank
     std::size_t segment_floats = 0;
     std::uint64_t min_bytes = 0;
     std::uint64_t max_count = UINT64_MAX;  // CommFacts::max_count
-    std::uint32_t next_seq = 0;  // eligible calls so far; identical on every rank
+    std::uint32_t next_seq = 0;            // eligible calls so far; identical on every rank
 
     // Bounded mode (endpoint is then nullptr): the datagram channel and what it needs.
     struct Bounded {
-        DgramChannel *channel = nullptr;  // owned by the process context
-        DgramRouter::CommKey key{};       // job nonce from rank 0, and comm_id
-        std::vector<fi_addr_t> peers;     // datagram addresses, by communicator rank
-        std::vector<int> world_ranks;     // of each member, for per-peer lateness
+        DgramChannel *channel = nullptr;      // owned by the process context
+        DgramRouter::CommKey key{};           // job nonce from rank 0, and comm_id
+        std::vector<fi_addr_t> peers;         // datagram addresses, by communicator rank
+        std::vector<int> world_ranks;         // of each member, for per-peer lateness
         std::size_t floats_per_datagram = 0;  // agreed: the smallest max datagram of all members
         DeadlineController deadlines{DeadlineSettings{}};
         StragglerBound stragglers;
         SendPacer pacer{0};
         std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers
-        bool waited = false;  // our previous operation wrote a peer off (wire::kWaited), for peers
+        bool waited = false;         // our previous operation wrote a peer off (wire::kWaited), for peers
         FaultRng faults;             // OPTIREDUCE_FAULT_DELAY decisions
         // Accuracy under loss: agreed at setup.
         bool hadamard = false;        // OPTIREDUCE_HADAMARD resolved for this communicator

@@ -2,18 +2,18 @@
 
 #include "engine/async_request.hpp"
 #include "engine/comm_hints.hpp"
-#include "engine/comm_state.hpp"
 #include "engine/comm_registry.hpp"
+#include "engine/comm_state.hpp"
 #include "engine/faults.hpp"
 #include "telemetry/job_summary.hpp"
 #include "telemetry/log.hpp"
 #include "transport/faulty_dgram_endpoint.hpp"
 
+#include <unistd.h>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace optireduce {
@@ -25,8 +25,7 @@ std::mutex g_init_mutex;
 // from the environment because the lazy initialisation path cannot run a collective.
 bool node_is_oversubscribed() {
     for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
-        if (const char *v = std::getenv(var))
-            return std::atol(v) > sysconf(_SC_NPROCESSORS_ONLN);
+        if (const char *v = std::getenv(var)) return std::atol(v) > sysconf(_SC_NPROCESSORS_ONLN);
     return false;
 }
 
@@ -49,11 +48,9 @@ void finish_init(ProcessContext &c, Config config, const std::vector<std::string
     PMPI_Comm_set_attr(MPI_COMM_SELF, c.self_keyval, nullptr);
     if (c.world_rank == 0)
         for (const auto &name : unknown)
-            OPTIREDUCE_LOG(warn, "unknown variable %s ignored (optireduce-info lists the valid ones)",
-                           name.c_str());
-    OPTIREDUCE_LOG(info, "optireduce ready: mode %s, provider %s, min bytes %llu",
-                   to_string(c.config.mode), c.config.provider.c_str(),
-                   static_cast<unsigned long long>(c.config.min_bytes));
+            OPTIREDUCE_LOG(warn, "unknown variable %s ignored (optireduce-info lists the valid ones)", name.c_str());
+    OPTIREDUCE_LOG(info, "optireduce ready: mode %s, provider %s, min bytes %llu", to_string(c.config.mode),
+                   c.config.provider.c_str(), static_cast<unsigned long long>(c.config.min_bytes));
     c.ready.store(true, std::memory_order_release);
 }
 

@@ -30,9 +30,9 @@ struct ProcessContext {
     int comm_keyval = MPI_KEYVAL_INVALID;
     int self_keyval = MPI_KEYVAL_INVALID;
     int hints_keyval = MPI_KEYVAL_INVALID;  // per-communicator hints (engine/comm_hints.hpp)
-    bool oversubscribed = false;  // more ranks of this job on this node than online CPUs
+    bool oversubscribed = false;            // more ranks of this job on this node than online CPUs
 
-    std::mutex mutex;  // everything below
+    std::mutex mutex;                                               // everything below
     std::map<std::string, std::unique_ptr<RdmEndpoint>> endpoints;  // by provider name
     std::vector<CommState *> comms;                                 // live, set up
     std::bitset<tag::kMaxCommIds> used_comm_ids;

@@ -85,12 +85,13 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
     // Loss widens the deadline, except at a deadline that data had stopped reaching: after an
     // early close the wider deadline gives phase-2 repair its room (answers must come before the
     // owners' ends), but waiting longer for what a slow link's queue dropped buys nothing.
-    if (loss > s_.target_loss && (!o.cut_short || late)) st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
-    else if (loss <= s_.target_loss / 2) st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);
+    if (loss > s_.target_loss && (!o.cut_short || late))
+        st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
+    else if (loss <= s_.target_loss / 2)
+        st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);
 }
 
-void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::uint64_t near,
-                                             std::uint64_t expected) {
+void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected) {
     auto it = states_.find({size_class(bytes), phase});
     if (it == states_.end() || expected == 0) return;
     if (static_cast<double>(near) / static_cast<double>(expected) > s_.target_loss)

@@ -49,7 +49,7 @@ public:
     // A phase cut at the deadline counts as late only if its last datagram came after this
     // fraction of it (observe).
     static constexpr double kStillArrivingFraction = 0.5;
-    static constexpr double kDeviations = 4;    // as TCP's RTO = srtt + 4 rttvar
+    static constexpr double kDeviations = 4;  // as TCP's RTO = srtt + 4 rttvar
     static constexpr double kMinMultiple = 1.0, kMaxMultiple = 8.0;
     static constexpr double kWiden = 1.5, kNarrow = 0.97;
     static constexpr double kQuietFraction = 0.1;  // early close after this much silence
@@ -89,7 +89,7 @@ public:
 private:
     struct State {
         int observed = 0;
-        double expected_ms = 0;  // smoothed completion time
+        double expected_ms = 0;   // smoothed completion time
         double deviation_ms = 0;  // smoothed mean deviation from it
         double multiple = kMinMultiple;
     };

@@ -215,7 +215,8 @@ void DgramRouter::skip_op(CommKey key, std::uint32_t seq) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
-    take_held(it->second, seq, [](std::span<const std::byte>, Clock::time_point) { bump(process_stats().datagrams_late); });
+    take_held(it->second, seq,
+              [](std::span<const std::byte>, Clock::time_point) { bump(process_stats().datagrams_late); });
 }
 
 void DgramRouter::close_op(CommKey key, OpReceive *op) {

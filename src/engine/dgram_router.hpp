@@ -14,12 +14,12 @@
 
 #include <rdma/fabric.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <array>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>

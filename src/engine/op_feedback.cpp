@@ -28,7 +28,8 @@ void OpFeedback::count_phase(const PhaseClock &clock, Close how, double phase_ms
         for (std::uint32_t c = 0; c < map.chunks(i); ++c)
             if (!map.test(i, c)) {
                 lost += segment_of(len, F, c).count;
-                if (listing && missing.size() < 120) missing.append(" ").append(std::to_string(c));  // (not " " + ...: GCC 12 -O3 warns falsely)
+                if (listing && missing.size() < 120)
+                    missing.append(" ").append(std::to_string(c));  // (not " " + ...: GCC 12 -O3 warns falsely)
             }
         OPTIREDUCE_LOG(debug, "op %u phase %d: from rank %d missing %u of %u chunks:%s", seq_, phase + 1, s,
                        map.chunks(i) - map.received(i), map.chunks(i), missing.c_str());
@@ -39,13 +40,19 @@ void OpFeedback::count_phase(const PhaseClock &clock, Close how, double phase_ms
     report.lost += lost;
     bump(phase == 0 ? ps.entries_expected_rs : ps.entries_expected_ag, expected);
     bump(phase == 0 ? ps.entries_lost_rs : ps.entries_lost_ag, lost);
-    bump(how == Close::complete ? ps.phases_complete : how == Close::early ? ps.phases_early_close : ps.phases_deadline);
+    bump(how == Close::complete ? ps.phases_complete
+         : how == Close::early  ? ps.phases_early_close
+                                : ps.phases_deadline);
     OPTIREDUCE_LOG(debug,
                    "op %u phase %d: %s after %.3f ms (deadline %.3f ms per sender, straggler bound %.3f ms), last "
                    "arrival %.3f ms, %llu/%llu chunks",
-                   seq_, phase + 1, how == Close::complete ? "complete" : how == Close::early ? "early close" : "deadline",
+                   seq_, phase + 1,
+                   how == Close::complete ? "complete"
+                   : how == Close::early  ? "early close"
+                                          : "deadline",
                    phase_ms, clock.deadline_ms[phase], clock.straggler_ms, last_arrival_ms,
-                   static_cast<unsigned long long>(map.received_total()), static_cast<unsigned long long>(map.expected()));
+                   static_cast<unsigned long long>(map.received_total()),
+                   static_cast<unsigned long long>(map.expected()));
 }
 
 void OpFeedback::phase_closed(const PhaseClock &clock, Close how, const PhaseCloser &closer,

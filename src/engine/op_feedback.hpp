@@ -22,8 +22,8 @@ public:
 
     // After phase `clock.phase` closed `how`, with the facts it closed on. Adds to `report`.
     // phase_ms, last_arrival_ms: how long it ran here, and when its last datagram came.
-    void phase_closed(const PhaseClock &clock, Close how, const PhaseCloser &closer,
-                      std::span<const SenderFacts> facts, double phase_ms, double last_arrival_ms, OpReport &report);
+    void phase_closed(const PhaseClock &clock, Close how, const PhaseCloser &closer, std::span<const SenderFacts> facts,
+                      double phase_ms, double last_arrival_ms, OpReport &report);
     // After both phases. our_start: our reduce-scatter's start; sent_bytes / send_seconds: per
     // peer, what we sent it and for how long; sends_given_up: our senders stopped at the
     // receivers' deadline (our link was slow, so our next start may look late to peers).

@@ -28,8 +28,7 @@ Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
     // which is once the data of the last rank to start have arrived: no later than that start
     // (as seen here) + the reduce-scatter deadline, as for us. Its data then get the all-gather
     // deadline, and never less than that from its first datagram after its reduce-scatter.
-    Clock::time_point end =
-        after_ms(std::max(clock_.start, clock_.rs_all_started), rs_ms + ag_ms + kOwnerTurnaroundMs);
+    Clock::time_point end = after_ms(std::max(clock_.start, clock_.rs_all_started), rs_ms + ag_ms + kOwnerTurnaroundMs);
     if (s.started != Clock::time_point{}) end = std::max(end, after_ms(s.started, ag_ms));
     return end;
 }

@@ -22,7 +22,7 @@ enum class Close { complete, early, deadline };
 
 // What one sender has delivered in this phase, as the router recorded it.
 struct SenderFacts {
-    std::uint32_t chunks = 0;      // expected from it (0: nothing, e.g. this rank itself)
+    std::uint32_t chunks = 0;  // expected from it (0: nothing, e.g. this rank itself)
     std::uint32_t received = 0;
     Clock::time_point started{};   // its clock: its first datagram of the phase (none: time_point{})
     Clock::time_point gathered{};  // reduce-scatter only: its latest all-gather datagram, if any
@@ -41,9 +41,9 @@ struct PhaseClock {
 
 // What the link shows, for the early close.
 struct LinkQuiet {
-    bool all_tails = false;           // every sender's last datagram arrived
+    bool all_tails = false;            // every sender's last datagram arrived
     Clock::time_point last_arrival{};  // of any datagram of the phase
-    double quiet_ms = 0;              // how long a quiet link means the rest was lost
+    double quiet_ms = 0;               // how long a quiet link means the rest was lost
 };
 
 struct CloseDecision {

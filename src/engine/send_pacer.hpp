@@ -24,10 +24,10 @@ public:
     // whether slower is cleaner, and a few of them in a row must not strand a 1 Gbit/s path
     // at 40 Mbit/s for the hundreds of operations it takes to climb back.
     static constexpr double kFloorOfBest = 0.25;
-    static constexpr double kUnpacedAbove = 4.0;    // x the achieved rate: the limit is moot
-    static constexpr double kHelped = 0.7;          // a cut helped if loss fell below this share
-    static constexpr double kFloorMargin = 2.0;     // loss must exceed the floor this much
-    static constexpr double kFloorDecay = 0.98;     // per report: paths can get cleaner
+    static constexpr double kUnpacedAbove = 4.0;  // x the achieved rate: the limit is moot
+    static constexpr double kHelped = 0.7;        // a cut helped if loss fell below this share
+    static constexpr double kFloorMargin = 2.0;   // loss must exceed the floor this much
+    static constexpr double kFloorDecay = 0.98;   // per report: paths can get cleaner
 
     explicit SendPacer(int peers) : peers_(static_cast<std::size_t>(peers)) {}
 

@@ -9,7 +9,11 @@
 namespace optireduce {
 
 ShardReducer::ShardReducer(int rank, int ranks, Range own, std::size_t floats_per_datagram, Buffers buffers)
-    : rank_(rank), ranks_(ranks), own_(own), F_(floats_per_datagram), buf_(buffers),
+    : rank_(rank),
+      ranks_(ranks),
+      own_(own),
+      F_(floats_per_datagram),
+      buf_(buffers),
       reduced_(segment_count(own.count, floats_per_datagram), 0) {
     terms_.reserve(static_cast<std::size_t>(ranks));
     peers_.reserve(static_cast<std::size_t>(ranks));

@@ -35,8 +35,8 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
       seconds_(seconds) {}
 
 void StreamSender::add_stream(int peer, const float *src, std::size_t len) {
-    Stream s{peer, src, len, static_cast<std::uint32_t>(segment_count(len, F_)), {}, 0, {}, {}, 0,
-             std::vector<std::byte>(burst_ * wire::kHeaderBytes)};
+    Stream s{peer, src, len, static_cast<std::uint32_t>(segment_count(len, F_)), {}, 0,
+             {},   {},  0,   std::vector<std::byte>(burst_ * wire::kHeaderBytes)};
     s.order.reserve(s.chunks);
     streams_.push_back(std::move(s));
 }
@@ -137,8 +137,9 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
         sent_ += sent_now_[r];
         bytes_[static_cast<std::size_t>(s.peer)] += bytes;
         if (const double rate = b_.pacer.rate(s.peer); rate > 0)
-            s.next_time = std::max(s.next_time, now) + std::chrono::duration_cast<Clock::duration>(
-                                                           std::chrono::duration<double>(static_cast<double>(bytes) / rate));
+            s.next_time =
+                std::max(s.next_time, now) + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(static_cast<double>(bytes) / rate));
         if (s.sent == s.order.size()) s.busy_s += std::chrono::duration<double>(after - s.pending_since).count();
     }
 }

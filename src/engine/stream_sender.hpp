@@ -75,8 +75,8 @@ private:
         std::size_t sent = 0;              // of order
         Clock::time_point next_time{};
         Clock::time_point pending_since{};  // ready chunks waiting since then (sent < order)
-        double busy_s = 0;                 // time with ready chunks waiting, closed intervals
-        std::vector<std::byte> headers;  // of the run in flight
+        double busy_s = 0;                  // time with ready chunks waiting, closed intervals
+        std::vector<std::byte> headers;     // of the run in flight
     };
     // The ready chunks of `s` from its next unsent one that are consecutive: one run, contiguous
     // payload. Fills its headers; returns how many.

@@ -3,8 +3,8 @@
 #include "codec/reduce.hpp"
 #include "codec/sharding.hpp"
 #include "engine/context.hpp"
-#include "engine/idle_policy.hpp"
 #include "engine/faults.hpp"
+#include "engine/idle_policy.hpp"
 #include "transport/tag.hpp"
 
 #include <rdma/fi_errno.h>
@@ -82,13 +82,12 @@ TarOperation::TarOperation(CommState &comm, Staging &staging, const float *in, f
     for (std::uint32_t s = 0; s < own_segments_; ++s) {
         const Range g = segment_of(own_count_, seg, s);
         for (int k = 1; k < N; ++k)
-            add(Kind::send_gather, staggered_peer(r, N, k), s, result_ + own_offset_ + g.offset,
-                g.count, tag::make(comm.comm_id, seq_, me, tag::all_gather, s));
+            add(Kind::send_gather, staggered_peer(r, N, k), s, result_ + own_offset_ + g.offset, g.count,
+                tag::make(comm.comm_id, seq_, me, tag::all_gather, s));
     }
 }
 
-void TarOperation::add(Kind kind, int peer, std::uint32_t segment, void *buf, std::size_t floats,
-                       std::uint64_t tag) {
+void TarOperation::add(Kind kind, int peer, std::uint32_t segment, void *buf, std::size_t floats, std::uint64_t tag) {
     Transfer &t = transfers_.emplace_back();
     t.completion.on_done = &TarOperation::on_done;
     t.completion.owner = this;
@@ -129,12 +128,13 @@ void TarOperation::advance() {
     while (queue_head_ < queue_.size() && !failed_) {
         Transfer &t = transfers_[queue_[queue_head_]];
         const bool is_send = t.kind == Kind::send_reduce || t.kind == Kind::send_gather;
-        void *desc = t.kind == Kind::send_reduce  ? in_desc_
+        void *desc = t.kind == Kind::send_reduce   ? in_desc_
                      : t.kind == Kind::recv_reduce ? incoming_desc_
                                                    : result_desc_;
-        const int rc = !is_send                 ? ep_.post_recv(t.buf, t.bytes, desc, t.tag, &t.completion)
-                       : injected_send_failure() ? -FI_EIO
-                                                 : ep_.post_send(t.buf, t.bytes, desc, t.peer_addr, t.tag, &t.completion);
+        const int rc = !is_send ? ep_.post_recv(t.buf, t.bytes, desc, t.tag, &t.completion)
+                       : injected_send_failure()
+                           ? -FI_EIO
+                           : ep_.post_send(t.buf, t.bytes, desc, t.peer_addr, t.tag, &t.completion);
         if (rc == -FI_EAGAIN) return;  // queue full: the next progress round retries
         if (rc != 0) {
             fail(fi_error_text(is_send ? "fi_tsend" : "fi_trecv", rc));
@@ -170,9 +170,9 @@ void TarOperation::reduce_segment(std::uint32_t s) {
     const Range g = segment_of(own_count_, comm_.segment_floats, s);
     // Terms in rank order, our own input at our rank: the same bits on every run.
     for (int j = 0; j < comm_.size; ++j)
-        terms_[static_cast<std::size_t>(j)] =
-            j == comm_.rank ? in_ + own_offset_ + g.offset
-                            : incoming_ + static_cast<std::size_t>(j) * own_count_ + g.offset;
+        terms_[static_cast<std::size_t>(j)] = j == comm_.rank
+                                                  ? in_ + own_offset_ + g.offset
+                                                  : incoming_ + static_cast<std::size_t>(j) * own_count_ + g.offset;
     float *reduced = result_ + own_offset_ + g.offset;
     sum_in_order(terms_, reduced, g.count);
     if (out_) std::memcpy(out_ + own_offset_ + g.offset, reduced, g.count * sizeof(float));

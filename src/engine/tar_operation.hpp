@@ -66,8 +66,7 @@ private:
     static void on_done(Completion *c, int error);
     void handle(Transfer &t, int error);
     void reduce_segment(std::uint32_t s);
-    void add(Kind kind, int peer, std::uint32_t segment, void *buf, std::size_t floats,
-             std::uint64_t tag);
+    void add(Kind kind, int peer, std::uint32_t segment, void *buf, std::size_t floats, std::uint64_t tag);
     void fail(std::string why);
 
     CommState &comm_;
@@ -83,7 +82,7 @@ private:
     std::uint32_t seq_;
     std::size_t own_offset_ = 0, own_count_ = 0, own_segments_ = 0;
 
-    std::vector<Transfer> transfers_;  // all created up front: Completion pointers must not move
+    std::vector<Transfer> transfers_;   // all created up front: Completion pointers must not move
     std::size_t gather_send_base_ = 0;  // transfers_[base + s*(N-1) + k-1]: segment s to peer k
     std::vector<std::uint32_t> queue_;  // transfer indices waiting to be posted, in order
     std::size_t queue_head_ = 0;

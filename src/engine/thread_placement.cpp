@@ -57,8 +57,7 @@ std::string place_current_thread() {
         nic = "away from the rank; no free core " + nic;
     }
     if (hwloc_bitmap_iszero(target.get())) return "unbound: the rank is bound to every core";
-    if (hwloc_set_cpubind(raw, target.get(), HWLOC_CPUBIND_THREAD) != 0)
-        return "unbound: hwloc_set_cpubind failed";
+    if (hwloc_set_cpubind(raw, target.get(), HWLOC_CPUBIND_THREAD) != 0) return "unbound: hwloc_set_cpubind failed";
     return "cores " + cpuset_text(target.get()) + " (" + nic + ")";
 }
 

@@ -18,8 +18,7 @@ double LatencyHistogram::bucket_mid_ns(int bucket) {
     constexpr int sub = 1 << kSubBits;
     if (bucket < sub) return bucket;
     const int shift = (bucket >> kSubBits) - 1;
-    const double lo = static_cast<double>((static_cast<std::uint64_t>(sub + (bucket & (sub - 1))))
-                                          << shift);
+    const double lo = static_cast<double>((static_cast<std::uint64_t>(sub + (bucket & (sub - 1)))) << shift);
     return lo + static_cast<double>(std::uint64_t{1} << shift) / 2.0;
 }
 

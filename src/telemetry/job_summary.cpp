@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <cstdio>
 #include <vector>
 
 namespace optireduce {
@@ -69,8 +69,8 @@ void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h,
     std::fprintf(stderr,
                  "optireduce[0] stats: engine allreduce latency over %llu calls (all ranks): "
                  "p50 %.1f us, p99 %.1f us, max %.1f us\n",
-                 static_cast<unsigned long long>(h.count()), h.percentile_ns(0.50) / 1e3,
-                 h.percentile_ns(0.99) / 1e3, static_cast<double>(h.max_ns()) / 1e3);
+                 static_cast<unsigned long long>(h.count()), h.percentile_ns(0.50) / 1e3, h.percentile_ns(0.99) / 1e3,
+                 static_cast<double>(h.max_ns()) / 1e3);
     if (total_of(totals, "bounded_calls") == 0) return;
     std::fprintf(stderr,
                  "optireduce[0] stats: bounded: entries lost %.4f%% in reduce-scatter, %.4f%% in all-gather; "
@@ -90,8 +90,8 @@ void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h,
                  static_cast<unsigned long long>(total_of(totals, "repair_chunks_sent")));
     std::string line;
     for (const auto &[rank, n] : slow)
-        line += (line.empty() ? "" : ", ") + ("rank " + std::to_string(rank)) + " incomplete in " +
-                std::to_string(n) + " phases";
+        line += (line.empty() ? "" : ", ") + ("rank " + std::to_string(rank)) + " incomplete in " + std::to_string(n) +
+                " phases";
     std::fprintf(stderr, "optireduce[0] stats: slowest peers: %s\n", line.empty() ? "none" : line.c_str());
     const std::uint64_t bounded = total_of(totals, "bounded_calls");
     std::fprintf(stderr,
@@ -124,14 +124,17 @@ void write_json(const char *path, int ranks, const Counters &totals, const std::
                      static_cast<unsigned long long>(slow[i].second));
     std::fprintf(f, "],\n");
     const std::uint64_t bounded = total_of(totals, "bounded_calls");
-    std::fprintf(f, "  \"accuracy\": {\"error_estimate_mean\": %.6g, \"error_estimate_max\": %.6g, \"drift_estimate_max\": %.6g},\n",
+    std::fprintf(f,
+                 "  \"accuracy\": {\"error_estimate_mean\": %.6g, \"error_estimate_max\": %.6g, "
+                 "\"drift_estimate_max\": %.6g},\n",
                  bounded ? acc.error_sum / static_cast<double>(bounded) : 0.0, acc.error_max, acc.drift_max);
     std::fprintf(f, "  \"per_rank\": [\n");
     for (int r = 0; r < ranks; ++r) {
         std::fprintf(f, "    {\"rank\": %d", r);
         for (std::size_t i = 0; i < kCounterNames.size(); ++i)
-            std::fprintf(f, ", \"%s\": %llu", kCounterNames[i],
-                         static_cast<unsigned long long>(per_rank[static_cast<std::size_t>(r) * kCounterNames.size() + i]));
+            std::fprintf(
+                f, ", \"%s\": %llu", kCounterNames[i],
+                static_cast<unsigned long long>(per_rank[static_cast<std::size_t>(r) * kCounterNames.size() + i]));
         std::fprintf(f, "}%s\n", r + 1 < ranks ? "," : "");
     }
     std::fprintf(f, "  ]\n}\n");

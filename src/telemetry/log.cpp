@@ -17,9 +17,7 @@ void log_configure(LogLevel level, int world_rank) {
     g_rank.store(world_rank, std::memory_order_relaxed);
 }
 
-bool log_enabled(LogLevel level) {
-    return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);
-}
+bool log_enabled(LogLevel level) { return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed); }
 
 void log_message(LogLevel level, const char *fmt, ...) {
     const int n = g_emitted.fetch_add(1, std::memory_order_relaxed);

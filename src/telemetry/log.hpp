@@ -12,8 +12,8 @@ void log_message(LogLevel level, const char *fmt, ...) __attribute__((format(pri
 
 }  // namespace optireduce
 
-#define OPTIREDUCE_LOG(level, ...)                                                   \
-    do {                                                                             \
-        if (::optireduce::log_enabled(::optireduce::LogLevel::level))                \
-            ::optireduce::log_message(::optireduce::LogLevel::level, __VA_ARGS__);   \
+#define OPTIREDUCE_LOG(level, ...)                                                 \
+    do {                                                                           \
+        if (::optireduce::log_enabled(::optireduce::LogLevel::level))              \
+            ::optireduce::log_message(::optireduce::LogLevel::level, __VA_ARGS__); \
     } while (0)

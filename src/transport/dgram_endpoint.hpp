@@ -43,8 +43,8 @@ struct DgramRun {
 // Settings of the kernel channel (OPTIREDUCE_IFACE, _MTU, _UDP_OFFLOAD); libfabric providers
 // ignore them.
 struct DgramOptions {
-    std::string iface;          // comma-separated interface names; empty: every non-loopback one
-    std::size_t mtu = 0;        // 0: the path MTU; else at most this
+    std::string iface;            // comma-separated interface names; empty: every non-loopback one
+    std::size_t mtu = 0;          // 0: the path MTU; else at most this
     bool gso = true, gro = true;  // allowed to use send / receive offload where the kernel has it
 };
 

@@ -7,8 +7,7 @@
 namespace optireduce {
 
 std::string fi_error_text(const char *what, int rc) {
-    return std::string(what) + ": " + fi_strerror(rc < 0 ? -rc : rc) + " (" + std::to_string(rc) +
-           ")";
+    return std::string(what) + ": " + fi_strerror(rc < 0 ? -rc : rc) + " (" + std::to_string(rc) + ")";
 }
 
 int open_bound_endpoint(fid_domain *domain, fi_info *info, fid_av *av, fid_cq *cq, FiHandle<fid_ep> &ep,

@@ -68,13 +68,11 @@ std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string
     if (self->max_datagram_ < 64) return fail("max_msg_size too small for a datagram header", -FI_EINVAL);
 
     if ((rc = fi_fabric(info->fabric_attr, self->fabric_.out(), nullptr))) return fail("fi_fabric", rc);
-    if ((rc = fi_domain(self->fabric_.get(), info, self->domain_.out(), nullptr)))
-        return fail("fi_domain", rc);
+    if ((rc = fi_domain(self->fabric_.get(), info, self->domain_.out(), nullptr))) return fail("fi_domain", rc);
 
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
-    if ((rc = fi_av_open(self->domain_.get(), &av_attr, self->av_.out(), nullptr)))
-        return fail("fi_av_open", rc);
+    if ((rc = fi_av_open(self->domain_.get(), &av_attr, self->av_.out(), nullptr))) return fail("fi_av_open", rc);
 
     self->rx_slots_ = std::min(kMaxRxSlots, info->rx_attr->size);
     const std::size_t tx_slots = std::min(kMaxTxSlots, info->tx_attr->size);
@@ -86,8 +84,7 @@ std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string
     cq_attr.wait_obj = FI_WAIT_FD;
     if (fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr) != 0) {
         cq_attr.wait_obj = FI_WAIT_NONE;
-        if ((rc = fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr)))
-            return fail("fi_cq_open", rc);
+        if ((rc = fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr))) return fail("fi_cq_open", rc);
     }
 
     const char *step = nullptr;
@@ -106,8 +103,8 @@ std::unique_ptr<FabricDgramEndpoint> FabricDgramEndpoint::open(const std::string
                    "opened %s datagram endpoint: max datagram %zu, prefix %zu, inject %zu, mr_local %d, "
                    "FI_SOURCE %d, wait fd %d, %zu receives posted, socket buffer %d bytes",
                    info->fabric_attr->prov_name, self->max_datagram_, self->prefix_, self->inject_limit_,
-                   self->mr_local_ ? 1 : 0, self->has_source_ ? 1 : 0, self->wait_fd_ >= 0 ? 1 : 0,
-                   self->rx_slots_, self->rcvbuf_);
+                   self->mr_local_ ? 1 : 0, self->has_source_ ? 1 : 0, self->wait_fd_ >= 0 ? 1 : 0, self->rx_slots_,
+                   self->rcvbuf_);
     return self;
 }
 
@@ -119,11 +116,9 @@ int FabricDgramEndpoint::open_pools(std::size_t tx_slots, const char **what) {
     inject_copy_.resize(slot_bytes_);
     int rc;
     if (mr_local_) {
-        if ((rc = fi_mr_reg(domain_.get(), rx_pool_.data(), rx_pool_.size(), FI_RECV, 0, 0, 0, rx_mr_.out(),
-                            nullptr)))
+        if ((rc = fi_mr_reg(domain_.get(), rx_pool_.data(), rx_pool_.size(), FI_RECV, 0, 0, 0, rx_mr_.out(), nullptr)))
             return *what = "fi_mr_reg(receive pool)", rc;
-        if ((rc = fi_mr_reg(domain_.get(), tx_pool_.data(), tx_pool_.size(), FI_SEND, 0, 0, 0, tx_mr_.out(),
-                            nullptr)))
+        if ((rc = fi_mr_reg(domain_.get(), tx_pool_.data(), tx_pool_.size(), FI_SEND, 0, 0, 0, tx_mr_.out(), nullptr)))
             return *what = "fi_mr_reg(send pool)", rc;
     }
     for (std::size_t i = 0; i < rx_slots_; ++i)
@@ -156,11 +151,10 @@ void FabricDgramEndpoint::enlarge_socket_buffer() {
         socklen_t bl = sizeof bound;
         if (getsockname(fd, reinterpret_cast<sockaddr *>(&bound), &bl) != 0 || bound.ss_family != mine.ss_family)
             continue;
-        const bool same = mine.ss_family == AF_INET
-                              ? reinterpret_cast<sockaddr_in &>(bound).sin_port ==
-                                    reinterpret_cast<sockaddr_in &>(mine).sin_port
-                              : reinterpret_cast<sockaddr_in6 &>(bound).sin6_port ==
-                                    reinterpret_cast<sockaddr_in6 &>(mine).sin6_port;
+        const bool same =
+            mine.ss_family == AF_INET
+                ? reinterpret_cast<sockaddr_in &>(bound).sin_port == reinterpret_cast<sockaddr_in &>(mine).sin_port
+                : reinterpret_cast<sockaddr_in6 &>(bound).sin6_port == reinterpret_cast<sockaddr_in6 &>(mine).sin6_port;
         if (!same) continue;
         // SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; otherwise the capped request.
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kWantRcvbuf, sizeof kWantRcvbuf) != 0)
@@ -184,7 +178,7 @@ bool FabricDgramEndpoint::post_receive(std::size_t slot) {
 }
 
 bool FabricDgramEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
-                            std::string *error) {
+                                  std::string *error) {
     std::lock_guard lock(peers_mutex_);
     return peers_.resolve(av_.get(), provider(), names, count, out, error);
 }

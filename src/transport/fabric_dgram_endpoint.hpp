@@ -36,8 +36,7 @@ public:
     ~FabricDgramEndpoint() override;
 
     std::string describe() const override;
-    bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
-                 std::string *error) override;
+    bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out, std::string *error) override;
     // The provider's max_msg_size, whoever the peers are.
     std::size_t max_datagram(std::span<const fi_addr_t>) const override { return max_datagram_; }
     // One call per datagram whatever the run: enough to interleave destinations.
@@ -84,12 +83,12 @@ private:
     std::size_t slot_bytes_ = 0;    // prefix + max datagram, rounded up
     std::size_t rx_slots_ = 0;
     bool mr_local_ = false;
-    bool has_source_ = false;       // FI_SOURCE granted: completions name the sender
-    std::mutex tx_mutex_;           // tx_slots_, inject_copy_
+    bool has_source_ = false;  // FI_SOURCE granted: completions name the sender
+    std::mutex tx_mutex_;      // tx_slots_, inject_copy_
     std::size_t tx_next_ = 0;
-    std::mutex rx_mutex_;           // one drainer at a time
-    int wait_fd_ = -1;              // the CQ's, owned by libfabric
-    int wake_fd_ = -1;              // an eventfd, ours
+    std::mutex rx_mutex_;  // one drainer at a time
+    int wait_fd_ = -1;     // the CQ's, owned by libfabric
+    int wake_fd_ = -1;     // an eventfd, ours
     int rcvbuf_ = 0;
     // Two threads setting up communicators at once (MPI_THREAD_MULTIPLE) resolve on this shared
     // endpoint together: its name cache (a map) and the AV need one writer at a time.

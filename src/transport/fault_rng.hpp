@@ -13,7 +13,8 @@ namespace optireduce {
 class FaultRng {
 public:
     FaultRng() = default;
-    FaultRng(std::uint64_t seed, std::uint64_t stream) : state_(seed * 0x9e3779b97f4a7c15ull ^ (stream + 1) * 0xbf58476d1ce4e5b9ull) {}
+    FaultRng(std::uint64_t seed, std::uint64_t stream)
+        : state_(seed * 0x9e3779b97f4a7c15ull ^ (stream + 1) * 0xbf58476d1ce4e5b9ull) {}
     std::uint64_t next() {
         std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -10,7 +10,7 @@ namespace {
 // Streams of the two sequences, so one seed gives independent drop and duplicate decisions. The
 // drop's is the one it had when the router drew it, so a seed drops as it did.
 constexpr std::uint64_t kDropStream = 0x726f75746572ull;  // "router"
-constexpr std::uint64_t kDuplicateStream = 0x647570ull;    // "dup"
+constexpr std::uint64_t kDuplicateStream = 0x647570ull;   // "dup"
 
 }  // namespace
 

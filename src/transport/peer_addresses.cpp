@@ -20,8 +20,8 @@ bool PeerAddresses::resolve(fid_av *av, const std::string &provider, std::span<c
         fi_addr_t addr = FI_ADDR_NOTAVAIL;
         const int rc = fi_av_insert(av, slot, 1, &addr, 0, nullptr);
         if (rc != 1 || addr == FI_ADDR_NOTAVAIL) {
-            *error = "provider '" + provider + "': " +
-                     fi_error_text("fi_av_insert of a peer address failed", rc < 0 ? rc : -FI_EINVAL);
+            *error = "provider '" + provider +
+                     "': " + fi_error_text("fi_av_insert of a peer address failed", rc < 0 ? rc : -FI_EINVAL);
             return false;
         }
         known_.emplace(std::move(key), addr);

@@ -31,41 +31,36 @@ std::unique_ptr<RdmEndpoint> RdmEndpoint::open(const std::string &provider, std:
     if (!hints) return fail("fi_allocinfo", -FI_ENOMEM);
     fi_info *info = nullptr;
     int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &info);
-    if (rc != 0 || info == nullptr)
-        return fail("fi_getinfo found no reliable tagged endpoint", rc ? rc : -FI_ENODATA);
+    if (rc != 0 || info == nullptr) return fail("fi_getinfo found no reliable tagged endpoint", rc ? rc : -FI_ENODATA);
     self->info_.reset(info);
 
     self->max_msg_size_ = info->ep_attr->max_msg_size;
     self->mr_local_ = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
 
     if ((rc = fi_fabric(info->fabric_attr, self->fabric_.out(), nullptr))) return fail("fi_fabric", rc);
-    if ((rc = fi_domain(self->fabric_.get(), info, self->domain_.out(), nullptr)))
-        return fail("fi_domain", rc);
+    if ((rc = fi_domain(self->fabric_.get(), info, self->domain_.out(), nullptr))) return fail("fi_domain", rc);
 
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
-    if ((rc = fi_av_open(self->domain_.get(), &av_attr, self->av_.out(), nullptr)))
-        return fail("fi_av_open", rc);
+    if ((rc = fi_av_open(self->domain_.get(), &av_attr, self->av_.out(), nullptr))) return fail("fi_av_open", rc);
 
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
     cq_attr.size = kCqSize;
     // Polled with fi_cq_read against our own clock; never fi_cq_sread (shm ignores its timeout).
     cq_attr.wait_obj = FI_WAIT_NONE;
-    if ((rc = fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr)))
-        return fail("fi_cq_open", rc);
+    if ((rc = fi_cq_open(self->domain_.get(), &cq_attr, self->cq_.out(), nullptr))) return fail("fi_cq_open", rc);
 
     const char *step = nullptr;
     if ((rc = open_bound_endpoint(self->domain_.get(), info, self->av_.get(), self->cq_.get(), self->ep_, &step)))
         return fail(step, rc);
 
     std::size_t len = kNameSlot;
-    if ((rc = fi_getname(&self->ep_.get()->fid, self->name_.data(), &len)))
-        return fail("fi_getname", rc);
+    if ((rc = fi_getname(&self->ep_.get()->fid, self->name_.data(), &len))) return fail("fi_getname", rc);
 
     OPTIREDUCE_LOG(info, "opened %s endpoint: fabric %s, domain %s, max_msg_size %zu, mr_local %d",
-                   info->fabric_attr->prov_name, info->fabric_attr->name, info->domain_attr->name,
-                   self->max_msg_size_, self->mr_local_ ? 1 : 0);
+                   info->fabric_attr->prov_name, info->fabric_attr->name, info->domain_attr->name, self->max_msg_size_,
+                   self->mr_local_ ? 1 : 0);
     return self;
 }
 
@@ -88,13 +83,12 @@ MemoryRegion RdmEndpoint::register_memory(void *buf, std::size_t len, std::strin
     return MemoryRegion(std::move(mr));
 }
 
-int RdmEndpoint::post_send(const void *buf, std::size_t len, void *desc, fi_addr_t dest,
-                           std::uint64_t tag, Completion *c) {
+int RdmEndpoint::post_send(const void *buf, std::size_t len, void *desc, fi_addr_t dest, std::uint64_t tag,
+                           Completion *c) {
     return static_cast<int>(fi_tsend(ep_.get(), buf, len, desc, dest, tag, &c->fi_ctx));
 }
 
-int RdmEndpoint::post_recv(void *buf, std::size_t len, void *desc, std::uint64_t tag,
-                           Completion *c) {
+int RdmEndpoint::post_recv(void *buf, std::size_t len, void *desc, std::uint64_t tag, Completion *c) {
     return static_cast<int>(fi_trecv(ep_.get(), buf, len, desc, FI_ADDR_UNSPEC, tag, 0, &c->fi_ctx));
 }
 

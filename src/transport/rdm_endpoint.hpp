@@ -72,8 +72,7 @@ public:
     // Resolves peers from their kNameSlot-byte names (rank order). Addresses already known
     // (another communicator with the same peer) are reused, so the table grows with distinct
     // peers, not with communicators.
-    bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
-                 std::string *error);
+    bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out, std::string *error);
 
     MemoryRegion register_memory(void *buf, std::size_t len, std::string *error);
 
@@ -81,8 +80,7 @@ public:
 
     // The following require mutex() held.
     // 0 on success, -FI_EAGAIN when the queue is full (retry after progress), else an error.
-    int post_send(const void *buf, std::size_t len, void *desc, fi_addr_t dest, std::uint64_t tag,
-                  Completion *c);
+    int post_send(const void *buf, std::size_t len, void *desc, fi_addr_t dest, std::uint64_t tag, Completion *c);
     int post_recv(void *buf, std::size_t len, void *desc, std::uint64_t tag, Completion *c);
     // Asks libfabric to cancel a posted receive; its completion then arrives with FI_ECANCELED.
     void cancel(Completion *c);

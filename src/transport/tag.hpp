@@ -20,8 +20,8 @@ constexpr std::uint64_t kMaxSegments = 1ull << kSegmentBits;
 
 enum Phase : std::uint32_t { reduce_scatter = 1, all_gather = 2 };
 
-constexpr std::uint64_t make(std::uint32_t comm_id, std::uint32_t seq, std::uint32_t src_rank,
-                             Phase phase, std::uint64_t segment) {
+constexpr std::uint64_t make(std::uint32_t comm_id, std::uint32_t seq, std::uint32_t src_rank, Phase phase,
+                             std::uint64_t segment) {
     std::uint64_t t = comm_id & (kMaxCommIds - 1);
     t = (t << kSeqBits) | (seq & ((1u << kSeqBits) - 1));
     t = (t << kRankBits) | (src_rank & (kMaxRanks - 1));

@@ -68,9 +68,10 @@ std::vector<LocalAddress> local_addresses(const std::string &iface_list, std::st
     if (wanted.empty() && !loopback.empty()) return {loopback.front()};
     std::string have;
     for (const auto &a : all) have += (have.empty() ? "" : ", ") + a.iface;
-    *error = wanted.empty() ? "no network interface with an IPv4 address is up"
-                            : "OPTIREDUCE_IFACE=" + iface_list + " names no interface that is up with an IPv4 address (up here: " +
-                                  (have.empty() ? "none" : have) + "). Name one of them, or unset it.";
+    *error = wanted.empty()
+                 ? "no network interface with an IPv4 address is up"
+                 : "OPTIREDUCE_IFACE=" + iface_list + " names no interface that is up with an IPv4 address (up here: " +
+                       (have.empty() ? "none" : have) + "). Name one of them, or unset it.";
     return {};
 }
 

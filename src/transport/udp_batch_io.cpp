@@ -33,10 +33,8 @@ int errno_to_fi(int e) {
         case EAGAIN:
         case ENOBUFS:  // the device's queue or socket memory: transient, like a full queue
             return -FI_EAGAIN;
-        case EMSGSIZE:
-            return -FI_EMSGSIZE;
-        default:
-            return -FI_EIO;
+        case EMSGSIZE: return -FI_EMSGSIZE;
+        default: return -FI_EIO;
     }
 }
 
@@ -182,7 +180,8 @@ void BatchIo::add_message(Tx &tx, const sockaddr_in *to, const DgramRun &run, st
     for (std::size_t j = first; j < first + k; ++j) {
         const std::size_t at = j * run.segment;
         tx.iov[tx.v++] = {const_cast<std::byte *>(run.headers.data() + j * run.header_bytes), run.header_bytes};
-        tx.iov[tx.v++] = {const_cast<std::byte *>(run.payload.data() + at), std::min(run.segment, run.payload.size() - at)};
+        tx.iov[tx.v++] = {const_cast<std::byte *>(run.payload.data() + at),
+                          std::min(run.segment, run.payload.size() - at)};
     }
     h.msg_iovlen = 2 * k;
     if (k > 1) {
@@ -209,7 +208,8 @@ int BatchIo::flush(Tx &tx, std::span<std::size_t> sent) {
             if (errno == EINTR) continue;
             return errno == EAGAIN || errno == ENOBUFS ? 0 : errno_to_fi(errno);
         }
-        for (std::size_t i = done; i < done + static_cast<std::size_t>(n); ++i) sent[tx.owner[i].first] += tx.owner[i].second;
+        for (std::size_t i = done; i < done + static_cast<std::size_t>(n); ++i)
+            sent[tx.owner[i].first] += tx.owner[i].second;
         done += static_cast<std::size_t>(n);
         if (static_cast<unsigned>(n) < chunk) break;  // the next one would block or fail: next round
     }

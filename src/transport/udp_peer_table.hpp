@@ -72,8 +72,8 @@ private:
     const std::size_t mtu_cap_;
 
     mutable std::shared_mutex mutex_;
-    std::deque<Peer> peers_;                                // by handle
-    std::map<std::string, fi_addr_t> known_;                 // by published name
+    std::deque<Peer> peers_;                                  // by handle
+    std::map<std::string, fi_addr_t> known_;                  // by published name
     std::unordered_map<std::uint64_t, fi_addr_t> by_source_;  // (address, port) -> handle
 };
 

@@ -31,8 +31,7 @@ public:
     ~UdpSocketEndpoint() override = default;
 
     std::string describe() const override;
-    bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
-                 std::string *error) override;
+    bool resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out, std::string *error) override;
     std::size_t max_datagram(std::span<const fi_addr_t> peers) const override;
     std::size_t run_datagrams(std::size_t datagram_bytes) const override;
     int send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) override;

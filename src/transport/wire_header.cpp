@@ -26,7 +26,8 @@ static_assert(kOffEstimate + 4 == kHeaderBytes);
 
 template <class T>
 void put(std::span<std::byte, kHeaderBytes> out, std::size_t off, T v) {
-    for (std::size_t i = 0; i < sizeof(T); ++i) out[off + i] = static_cast<std::byte>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xffu);
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+        out[off + i] = static_cast<std::byte>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xffu);
 }
 
 template <class T>
@@ -80,9 +81,12 @@ std::uint16_t to_half(float v) {
 float from_half(std::uint16_t h) {
     const int e = (h >> 10) & 0x1f, f = h & 0x3ff;
     float v;
-    if (e == 0) v = std::ldexp(static_cast<float>(f), -24);
-    else if (e == 31) v = f ? NAN : INFINITY;
-    else v = std::ldexp(1.0f + static_cast<float>(f) / 1024.0f, e - 15);
+    if (e == 0)
+        v = std::ldexp(static_cast<float>(f), -24);
+    else if (e == 31)
+        v = f ? NAN : INFINITY;
+    else
+        v = std::ldexp(1.0f + static_cast<float>(f) / 1024.0f, e - 15);
     return (h & 0x8000) ? -v : v;
 }
 
@@ -111,8 +115,7 @@ Decoded decode(std::span<const std::byte> d) {
     h.phase = static_cast<Phase>(phase);
     h.flags = get<std::uint8_t>(d, kOffFlags);
     if ((h.flags & ~kKnownFlags) != 0 || (h.phase != Phase::all_gather && (h.flags & kEarly) != 0) ||
-        (h.phase != Phase::reduce_scatter && (h.flags & kWaited) != 0) ||
-        (h.phase == Phase::repair && h.flags != 0))
+        (h.phase != Phase::reduce_scatter && (h.flags & kWaited) != 0) || (h.phase == Phase::repair && h.flags != 0))
         return {std::nullopt, DecodeError::reserved_set};
     h.loss_hint = get<std::uint8_t>(d, kOffLossHint);
     h.job_nonce = get<std::uint64_t>(d, kOffNonce);
@@ -123,7 +126,8 @@ Decoded decode(std::span<const std::byte> d) {
     h.payload_len = get<std::uint16_t>(d, kOffLen);
     h.shard_error = get<std::uint16_t>(d, kOffShardError);
     h.sender_estimate_us = get<std::uint32_t>(d, kOffEstimate);
-    if (static_cast<std::size_t>(h.payload_len) != d.size() - kHeaderBytes) return {std::nullopt, DecodeError::bad_length};
+    if (static_cast<std::size_t>(h.payload_len) != d.size() - kHeaderBytes)
+        return {std::nullopt, DecodeError::bad_length};
     // A repair request lists at least one chunk index, whole.
     if (h.phase == Phase::repair && (h.payload_len == 0 || h.payload_len % sizeof(std::uint32_t) != 0))
         return {std::nullopt, DecodeError::bad_length};

@@ -13,7 +13,7 @@
 namespace optireduce::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
-inline constexpr std::uint8_t kVersion = 4;  // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited
+inline constexpr std::uint8_t kVersion = 4;           // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited
 inline constexpr std::size_t kHeaderBytes = 40;
 
 // repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:

@@ -22,7 +22,10 @@ namespace {
 std::vector<float> make_input(int rank, std::size_t n, int salt) {
     std::vector<float> v(n);
     for (std::size_t i = 0; i < n; ++i)
-        v[i] = static_cast<float>(((i * 31 + static_cast<std::size_t>(rank) * 17 + static_cast<std::size_t>(salt)) % 97)) / 8.0f - 6.0f;
+        v[i] =
+            static_cast<float>(((i * 31 + static_cast<std::size_t>(rank) * 17 + static_cast<std::size_t>(salt)) % 97)) /
+                8.0f -
+            6.0f;
     return v;
 }
 

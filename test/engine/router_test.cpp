@@ -86,13 +86,13 @@ TEST_F(Fixture, EveryMalformationIsDroppedUnwritten) {
     auto bad_magic = datagram(5, 1, 0, 4, 1.0f);
     bad_magic[0] = std::byte{0};
     feed(bad_magic);
-    feed(datagram(5, 1, 0, 4, 1.0f, wire::Phase::reduce_scatter, kNonce + 1));      // other job
+    feed(datagram(5, 1, 0, 4, 1.0f, wire::Phase::reduce_scatter, kNonce + 1));         // other job
     feed(datagram(5, 1, 0, 4, 1.0f, wire::Phase::reduce_scatter, kNonce, kComm + 1));  // other comm
-    feed(datagram(5, 3, 0, 4, 1.0f));  // source rank out of range
-    feed(datagram(5, 0, 0, 4, 1.0f));  // our own rank
-    feed(datagram(5, 1, 3, 4, 1.0f));  // chunk beyond the stream
-    feed(datagram(5, 1, 0, 3, 1.0f));  // wrong length for chunk 0
-    feed(datagram(5, 1, 2, 4, 1.0f));  // last chunk is 2 floats, not 4
+    feed(datagram(5, 3, 0, 4, 1.0f));                                                  // source rank out of range
+    feed(datagram(5, 0, 0, 4, 1.0f));                                                  // our own rank
+    feed(datagram(5, 1, 3, 4, 1.0f));                                                  // chunk beyond the stream
+    feed(datagram(5, 1, 0, 3, 1.0f));                                                  // wrong length for chunk 0
+    feed(datagram(5, 1, 2, 4, 1.0f));                                                  // last chunk is 2 floats, not 4
     feed(datagram(5, 1, 0, 4, 1.0f), 2);  // FI_SOURCE says rank 2 sent what claims rank 1
     std::vector<std::byte> tiny(10);
     feed(tiny);
@@ -110,7 +110,7 @@ TEST_F(Fixture, EarlyDatagramsAreHeldAndReplayedWithinTheWindow) {
     // A new communicator's first operation is 0: operation 1 is within the window, operation
     // kHeldAheadOps is not.
     prepare(op, 1);
-    feed(datagram(1, 2, 0, 4, 4.0f));  // before the operation opened
+    feed(datagram(1, 2, 0, 4, 4.0f));                           // before the operation opened
     feed(datagram(DgramRouter::kHeldAheadOps, 2, 0, 4, 4.0f));  // too far ahead
     EXPECT_EQ(process_stats().datagrams_held.load(), held + 1);
     EXPECT_EQ(process_stats().datagrams_held_dropped.load(), dropped + 1);
@@ -153,7 +153,7 @@ TEST_F(Fixture, ASkippedOperationDropsWhatWasHeldAndLetsTheNextOneRun) {
     feed(datagram(0, 2, 0, 4, 1.0f));
     const auto before = late();
     router.skip_op(kKey, 0);
-    EXPECT_EQ(late(), before + 2);  // the two held ones
+    EXPECT_EQ(late(), before + 2);     // the two held ones
     feed(datagram(0, 1, 1, 4, 1.0f));  // operation 0 again, after the skip
     EXPECT_EQ(late(), before + 3);
     prepare(op, 1);
@@ -202,7 +202,7 @@ TEST_F(Fixture, NearMissesAreReportedOnceAfterTheirWindow) {
     feed(datagram(5, 1, 0, 4, 1.0f));  // phase 1, just after its close: a near miss
     router.close_op(kKey, &op);
     feed(datagram(5, 2, 0, 4, 1.0f, wire::Phase::all_gather));  // after the operation closed
-    EXPECT_TRUE(router.take_near_misses(kKey).empty());  // window not over yet
+    EXPECT_TRUE(router.take_near_misses(kKey).empty());         // window not over yet
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
     const auto misses = router.take_near_misses(kKey);
     ASSERT_EQ(misses.size(), 1u);

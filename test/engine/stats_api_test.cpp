@@ -59,7 +59,8 @@ TEST(StatsApi, SizedCallCopiesOddSizesExactly) {
         EXPECT_EQ(optireduce_get_stats_sized(reinterpret_cast<optireduce_stats_t *>(buf.data()), size),
                   static_cast<int>(sizeof full));
         EXPECT_EQ(std::memcmp(buf.data(), &full, size), 0) << "size " << size;
-        for (std::size_t i = size; i < buf.size(); ++i) ASSERT_EQ(buf[i], kSentinel) << "size " << size << " byte " << i;
+        for (std::size_t i = size; i < buf.size(); ++i)
+            ASSERT_EQ(buf[i], kSentinel) << "size " << size << " byte " << i;
     }
 }
 
@@ -98,7 +99,8 @@ TEST(StatsApi, FieldNamesDescribeTheStruct) {
     for (int i = 0; i < n; ++i) {
         ASSERT_NE(optireduce_stats_field_name(i), nullptr);
         EXPECT_EQ(optireduce_stats_field_name(i), names[static_cast<std::size_t>(i)]);
-        EXPECT_TRUE(seen.insert(optireduce_stats_field_name(i)).second) << "duplicate " << names[static_cast<std::size_t>(i)];
+        EXPECT_TRUE(seen.insert(optireduce_stats_field_name(i)).second)
+            << "duplicate " << names[static_cast<std::size_t>(i)];
     }
     EXPECT_STREQ(optireduce_stats_field_type(0), "uint64_t");
     EXPECT_STREQ(optireduce_stats_field_name(0), "engine_calls");

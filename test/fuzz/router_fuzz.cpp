@@ -12,8 +12,8 @@
 // past what was expected, repair answers never carry more than one datagram's payload. Memory
 // held for operations ahead stays under the router's bound (libFuzzer's -rss_limit_mb and
 // -malloc_limit_mb catch the rest). Built by scripts/fuzz.sh.
-#include "engine/dgram_router.hpp"
 #include "codec/sharding.hpp"
+#include "engine/dgram_router.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/wire_header.hpp"
 
@@ -220,19 +220,18 @@ void run(const std::uint8_t *data, std::size_t size) {
                 std::vector<float> shard(in.ConsumeIntegralInRange<std::size_t>(0, 100), 1.0f);
                 const std::uint32_t seq = r.next_seq - static_cast<std::uint32_t>(in.ConsumeIntegralInRange<int>(0, 2));
                 router.repair().publish(r.key, seq, shard, in.ConsumeIntegralInRange<std::size_t>(0, 16),
-                                     in.ConsumeIntegralInRange<std::uint16_t>(0, 0x7bff));
+                                        in.ConsumeIntegralInRange<std::uint16_t>(0, 0x7bff));
                 break;
             }
             case 6:
                 router.repair().take(repairs);
                 for (const RepairJob &j : repairs) {
                     if (j.payload.empty() || j.payload.size() > 16) fail("a repair answer is not one chunk");
-                    const wire::Decoded dec = wire::decode(
-                        [&] {
-                            std::vector<std::byte> d(j.header.begin(), j.header.end());
-                            d.resize(d.size() + j.payload.size() * sizeof(float));
-                            return d;
-                        }());
+                    const wire::Decoded dec = wire::decode([&] {
+                        std::vector<std::byte> d(j.header.begin(), j.header.end());
+                        d.resize(d.size() + j.payload.size() * sizeof(float));
+                        return d;
+                    }());
                     if (!dec.header || dec.header->phase != wire::Phase::all_gather)
                         fail("a repair answer does not decode as an all-gather datagram");
                 }

@@ -69,7 +69,8 @@ TEST(BlockLayout, ShardsAreWholeBlocksCoverTheVectorAndStayBalanced) {
         for (std::size_t n : {1u, 100u, 4096u, 16384u, 16385u, 262144u, 1000003u, 16777216u}) {
             const BlockLayout l = plan_layout(n, parts, true, 4096);
             // Fewer blocks of the smallest size than shards: no transform, the plain shards.
-            const bool fits = (n + BlockLayout::kMinBlock - 1) / BlockLayout::kMinBlock >= static_cast<std::size_t>(parts);
+            const bool fits =
+                (n + BlockLayout::kMinBlock - 1) / BlockLayout::kMinBlock >= static_cast<std::size_t>(parts);
             ASSERT_EQ(l.transform, fits) << n << " " << parts;
             if (!fits) {
                 EXPECT_EQ(l.padded, n);
@@ -93,7 +94,8 @@ TEST(BlockLayout, ShardsAreWholeBlocksCoverTheVectorAndStayBalanced) {
             // Balanced within two blocks (one extra, one padded tail) once every shard can have
             // kBlocksPerShard of them: within a quarter of a shard.
             if (n >= BlockLayout::kBlocksPerShard * BlockLayout::kMinBlock * static_cast<std::size_t>(parts)) {
-                EXPECT_LT(static_cast<double>(biggest - smallest), 2.0 * static_cast<double>(l.block)) << n << " " << parts;
+                EXPECT_LT(static_cast<double>(biggest - smallest), 2.0 * static_cast<double>(l.block))
+                    << n << " " << parts;
             }
         }
     }
@@ -151,8 +153,7 @@ TEST(BlockLayout, ARunOfTheWireVectorSpreadsOverEveryBlockOfTheShard) {
     for (std::size_t i = 0; i < 358; ++i) wire[r.offset + 1000 + i] = 1.0f;
     decode(l, wire.data(), out.data(), key);
     std::size_t blocks_hit = 0;
-    for (std::size_t b = 0; b < n / 4096; ++b)
-        blocks_hit += norm2(out.data() + b * 4096, 4096) > 0 ? 1 : 0;
+    for (std::size_t b = 0; b < n / 4096; ++b) blocks_hit += norm2(out.data() + b * 4096, 4096) > 0 ? 1 : 0;
     EXPECT_EQ(blocks_hit, 16u);  // every block of shard 1, none of the others
 }
 

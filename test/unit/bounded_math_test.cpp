@@ -57,7 +57,7 @@ TEST(SendPacer, BacksOffOnOverloadLossAndRecoversToUnpaced) {
     EXPECT_EQ(p.rate(1), 0);
     p.update(1, 0.05, 0.001, 1e9);
     EXPECT_DOUBLE_EQ(p.rate(1), 0.7e9);
-    EXPECT_EQ(p.rate(2), 0);  // per destination
+    EXPECT_EQ(p.rate(2), 0);         // per destination
     p.update(1, 0.0, 0.001, 0.7e9);  // the cut helped: kept, then raised while clean
     EXPECT_GT(p.rate(1), 0.7e9);
     int clean = 0;

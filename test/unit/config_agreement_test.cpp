@@ -19,30 +19,46 @@ std::vector<std::uint64_t> hashes(const FakeEnv &env) { return parsed(env).agree
 
 // A second valid value per knob, different from its default.
 const std::map<std::string, std::string> kOtherValue{
-    {"OPTIREDUCE_MODE", "exact"},         {"OPTIREDUCE_MIN_BYTES", "4096"},
-    {"OPTIREDUCE_PROVIDER", "tcp"},       {"OPTIREDUCE_SEGMENT_BYTES", "1M"},
-    {"OPTIREDUCE_LOG", "debug"},          {"OPTIREDUCE_STATS", "1"},
+    {"OPTIREDUCE_MODE", "exact"},
+    {"OPTIREDUCE_MIN_BYTES", "4096"},
+    {"OPTIREDUCE_PROVIDER", "tcp"},
+    {"OPTIREDUCE_SEGMENT_BYTES", "1M"},
+    {"OPTIREDUCE_LOG", "debug"},
+    {"OPTIREDUCE_STATS", "1"},
     {"OPTIREDUCE_STATS_FILE", "/tmp/s.json"},
-    {"OPTIREDUCE_DGRAM_PROVIDER", "efa"}, {"OPTIREDUCE_TARGET_LOSS", "0.01"},
-    {"OPTIREDUCE_TIMEOUT_MIN_MS", "2"},   {"OPTIREDUCE_TIMEOUT_MAX_MS", "500"},
-    {"OPTIREDUCE_TIMEOUT_MS", "20"},      {"OPTIREDUCE_STRAGGLER_MAX_MS", "250"},      {"OPTIREDUCE_FAULT_DROP", "0.05"},
-    {"OPTIREDUCE_FAULT_DUPLICATE", "0.1"}, {"OPTIREDUCE_FAULT_DELAY_RANK", "1"},
-    {"OPTIREDUCE_FAULT_DELAY_MS", "100"}, {"OPTIREDUCE_FAULT_DELAY_PROB", "0.2"},
-    {"OPTIREDUCE_FAULT_SEED", "7"},       {"OPTIREDUCE_HADAMARD", "off"},
-    {"OPTIREDUCE_FAULT_ALLOC_RANK", "1"}, {"OPTIREDUCE_FAULT_ALLOC_NTH", "3"},
-    {"OPTIREDUCE_FAULT_SEND_RANK", "1"}, {"OPTIREDUCE_FAULT_SEND_PROB", "0.5"}, {"OPTIREDUCE_FAULT_EXIT_RANK", "1"},
-    {"OPTIREDUCE_HADAMARD_BLOCK", "1024"}, {"OPTIREDUCE_MAX_LOSS", "0.2"},
-    {"OPTIREDUCE_ON_EXCESS_LOSS", "exact"}, {"OPTIREDUCE_IFACE", "eth0"},
-    {"OPTIREDUCE_MTU", "1500"},           {"OPTIREDUCE_UDP_OFFLOAD", "off"},
+    {"OPTIREDUCE_DGRAM_PROVIDER", "efa"},
+    {"OPTIREDUCE_TARGET_LOSS", "0.01"},
+    {"OPTIREDUCE_TIMEOUT_MIN_MS", "2"},
+    {"OPTIREDUCE_TIMEOUT_MAX_MS", "500"},
+    {"OPTIREDUCE_TIMEOUT_MS", "20"},
+    {"OPTIREDUCE_STRAGGLER_MAX_MS", "250"},
+    {"OPTIREDUCE_FAULT_DROP", "0.05"},
+    {"OPTIREDUCE_FAULT_DUPLICATE", "0.1"},
+    {"OPTIREDUCE_FAULT_DELAY_RANK", "1"},
+    {"OPTIREDUCE_FAULT_DELAY_MS", "100"},
+    {"OPTIREDUCE_FAULT_DELAY_PROB", "0.2"},
+    {"OPTIREDUCE_FAULT_SEED", "7"},
+    {"OPTIREDUCE_HADAMARD", "off"},
+    {"OPTIREDUCE_FAULT_ALLOC_RANK", "1"},
+    {"OPTIREDUCE_FAULT_ALLOC_NTH", "3"},
+    {"OPTIREDUCE_FAULT_SEND_RANK", "1"},
+    {"OPTIREDUCE_FAULT_SEND_PROB", "0.5"},
+    {"OPTIREDUCE_FAULT_EXIT_RANK", "1"},
+    {"OPTIREDUCE_HADAMARD_BLOCK", "1024"},
+    {"OPTIREDUCE_MAX_LOSS", "0.2"},
+    {"OPTIREDUCE_ON_EXCESS_LOSS", "exact"},
+    {"OPTIREDUCE_IFACE", "eth0"},
+    {"OPTIREDUCE_MTU", "1500"},
+    {"OPTIREDUCE_UDP_OFFLOAD", "off"},
 };
 
 TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
     std::vector<std::string> names;
     for (const char *n : Config::agreement_names()) names.emplace_back(n);
-    EXPECT_EQ(names, (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES",
-                                               "OPTIREDUCE_PROVIDER", "OPTIREDUCE_SEGMENT_BYTES",
-                                               "OPTIREDUCE_DGRAM_PROVIDER", "OPTIREDUCE_HADAMARD",
-                                               "OPTIREDUCE_HADAMARD_BLOCK", "OPTIREDUCE_ON_EXCESS_LOSS"}));
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES", "OPTIREDUCE_PROVIDER",
+                                        "OPTIREDUCE_SEGMENT_BYTES", "OPTIREDUCE_DGRAM_PROVIDER", "OPTIREDUCE_HADAMARD",
+                                        "OPTIREDUCE_HADAMARD_BLOCK", "OPTIREDUCE_ON_EXCESS_LOSS"}));
     EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
 }
 
@@ -86,23 +102,18 @@ TEST(Agreement, SpellingsOfTheSameValueAgree) {
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_DGRAM_PROVIDER", "AUTO"}}), base);
     EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_DGRAM_PROVIDER", "UDP"}}),
               hashes(FakeEnv{{"OPTIREDUCE_DGRAM_PROVIDER", "udp"}}));
-    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1M"}}),
-              hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1048576"}}));
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1M"}}), hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "1048576"}}));
 }
 
 // Config.provider is lower-cased, so two ranks asking for TCP and tcp mean the same provider.
 TEST(Agreement, ProviderSpellingsThatMeanTheSameProviderAgree) {
-    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "TCP"}}),
-              hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "tcp"}}));
+    EXPECT_EQ(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "TCP"}}), hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "tcp"}}));
 }
 
 TEST(Agreement, DifferentMustAgreeValuesDiffer) {
-    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "0"}}),
-              hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "4096"}}));
-    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_MODE", "exact"}}),
-              hashes(FakeEnv{{"OPTIREDUCE_MODE", "off"}}));
-    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "shm"}}),
-              hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "tcp"}}));
+    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "0"}}), hashes(FakeEnv{{"OPTIREDUCE_MIN_BYTES", "4096"}}));
+    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_MODE", "exact"}}), hashes(FakeEnv{{"OPTIREDUCE_MODE", "off"}}));
+    EXPECT_NE(hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "shm"}}), hashes(FakeEnv{{"OPTIREDUCE_PROVIDER", "tcp"}}));
 }
 
 // A '|' inside a Markdown table cell must be escaped, or it splits the cell.
@@ -119,8 +130,7 @@ TEST(ConfigDocs, MarkdownListsEveryKnob) {
         EXPECT_NE(md.find(std::string("`") + k.name + "`"), std::string::npos) << k.name;
         EXPECT_NE(md.find(markdown_cell(k.allowed)), std::string::npos) << k.name;
         if (*k.default_value) {
-            EXPECT_NE(md.find(std::string("`") + k.default_value + "`"), std::string::npos)
-                << k.name;
+            EXPECT_NE(md.find(std::string("`") + k.default_value + "`"), std::string::npos) << k.name;
         }
     }
 }

@@ -87,9 +87,12 @@ TEST(ConfigErrors, HadamardBlockMustBeAPowerOfTwoInRange) {
     const ParseResult r = FakeEnv{{"OPTIREDUCE_HADAMARD_BLOCK", "3000"}}.parse();
     ASSERT_TRUE(r.error);
     EXPECT_NE(r.error->message.find("not a power of two"), std::string::npos) << r.error->message;
-    const ParseResult ok = FakeEnv{{"OPTIREDUCE_HADAMARD_BLOCK", "8K"}, {"OPTIREDUCE_HADAMARD", "ON"},
-                                   {"OPTIREDUCE_ON_EXCESS_LOSS", "Exact"}, {"OPTIREDUCE_MAX_LOSS", "0.25"}}
-                              .parse();
+    const ParseResult ok = FakeEnv{
+        {"OPTIREDUCE_HADAMARD_BLOCK", "8K"},
+        {"OPTIREDUCE_HADAMARD", "ON"},
+        {"OPTIREDUCE_ON_EXCESS_LOSS", "Exact"},
+        {"OPTIREDUCE_MAX_LOSS",
+         "0.25"}}.parse();
     ASSERT_TRUE(ok.config);
     EXPECT_EQ(ok.config->hadamard_block, 8192u);
     EXPECT_EQ(ok.config->hadamard, Hadamard::on);
@@ -100,10 +103,8 @@ TEST(ConfigErrors, HadamardBlockMustBeAPowerOfTwoInRange) {
 
 // The first bad knob is reported even when valid ones surround it.
 TEST(ConfigErrors, ErrorWinsOverOtherValidKnobs) {
-    const ParseResult r = FakeEnv{{"OPTIREDUCE_MODE", "exact"},
-                                  {"OPTIREDUCE_MIN_BYTES", "abc"},
-                                  {"OPTIREDUCE_LOG", "info"}}
-                              .parse();
+    const ParseResult r =
+        FakeEnv{{"OPTIREDUCE_MODE", "exact"}, {"OPTIREDUCE_MIN_BYTES", "abc"}, {"OPTIREDUCE_LOG", "info"}}.parse();
     ASSERT_TRUE(r.error);
     EXPECT_NE(r.error->message.find("OPTIREDUCE_MIN_BYTES"), std::string::npos);
 }
@@ -142,11 +143,10 @@ TEST(ConfigErrors, ChecksBeyondTheRangeKeepTheirMessages) {
               "OPTIREDUCE_HADAMARD_BLOCK=3000 is not a power of two. Use one of 256, 512, ... 1048576 "
               "(elements).");
     // Equal ends are allowed; the first failing check wins, in table order.
-    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_TIMEOUT_MIN_MS", "7"}, {"OPTIREDUCE_TIMEOUT_MAX_MS", "7"}}),
-              "(accepted)");
-    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_MTU", "100"}, {"OPTIREDUCE_HADAMARD_BLOCK", "3000"}}).rfind(
-                  "OPTIREDUCE_MTU=", 0),
-              0u);
+    EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_TIMEOUT_MIN_MS", "7"}, {"OPTIREDUCE_TIMEOUT_MAX_MS", "7"}}), "(accepted)");
+    EXPECT_EQ(
+        error_of(FakeEnv{{"OPTIREDUCE_MTU", "100"}, {"OPTIREDUCE_HADAMARD_BLOCK", "3000"}}).rfind("OPTIREDUCE_MTU=", 0),
+        0u);
     EXPECT_EQ(error_of(FakeEnv{{"OPTIREDUCE_MODE", "fast"}, {"OPTIREDUCE_MTU", "100"}}),
               "OPTIREDUCE_MODE='fast' is invalid: not one of the allowed values; allowed: bounded|exact|off "
               "(default bounded). Fix or unset the variable.");

@@ -68,9 +68,7 @@ TEST(ConfigParse, Mode) {
 }
 
 TEST(ConfigParse, MinBytesPlainAndSuffixed) {
-    auto min_bytes = [](const char *text) {
-        return parsed(FakeEnv{{"OPTIREDUCE_MIN_BYTES", text}}).min_bytes;
-    };
+    auto min_bytes = [](const char *text) { return parsed(FakeEnv{{"OPTIREDUCE_MIN_BYTES", text}}).min_bytes; };
     EXPECT_EQ(min_bytes("0"), 0u);
     EXPECT_EQ(min_bytes("4096"), 4096u);
     EXPECT_EQ(min_bytes("64K"), 65536u);
@@ -123,8 +121,7 @@ TEST(ConfigParse, StatsBooleanSpellings) {
 }
 
 TEST(ConfigParse, StatsFileIsKeptVerbatim) {
-    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_STATS_FILE", "/tmp/Run 1/stats.json"}}).stats_file,
-              "/tmp/Run 1/stats.json");
+    EXPECT_EQ(parsed(FakeEnv{{"OPTIREDUCE_STATS_FILE", "/tmp/Run 1/stats.json"}}).stats_file, "/tmp/Run 1/stats.json");
 }
 
 TEST(ConfigParse, EnumNamesRoundTrip) {
@@ -180,10 +177,11 @@ TEST(ConfigParse, TebibyteSuffixParses) {
 namespace optireduce {
 namespace {
 TEST(ConfigParse, NumbersParseAndSpellingsCanonicalise) {
-    const ParseResult r = testing_support::FakeEnv{{"OPTIREDUCE_TARGET_LOSS", "0.010"},
-                                                   {"OPTIREDUCE_TIMEOUT_MS", "25"},
-                                                   {"OPTIREDUCE_FAULT_DELAY_RANK", "3"}}
-                              .parse();
+    const ParseResult r = testing_support::FakeEnv{
+        {"OPTIREDUCE_TARGET_LOSS", "0.010"},
+        {"OPTIREDUCE_TIMEOUT_MS", "25"},
+        {"OPTIREDUCE_FAULT_DELAY_RANK",
+         "3"}}.parse();
     ASSERT_TRUE(r.config.has_value()) << (r.error ? r.error->message : "");
     EXPECT_DOUBLE_EQ(r.config->target_loss, 0.01);
     EXPECT_DOUBLE_EQ(r.config->timeout_ms, 25);
@@ -206,9 +204,8 @@ TEST(ConfigParse, NumbersOutOfRangeOrTrailingGarbageAreRejected) {
 }
 
 TEST(ConfigParse, TimeoutMinAboveMaxIsRejectedNamingBoth) {
-    const ParseResult r = testing_support::FakeEnv{{"OPTIREDUCE_TIMEOUT_MIN_MS", "50"},
-                                                   {"OPTIREDUCE_TIMEOUT_MAX_MS", "10"}}
-                              .parse();
+    const ParseResult r =
+        testing_support::FakeEnv{{"OPTIREDUCE_TIMEOUT_MIN_MS", "50"}, {"OPTIREDUCE_TIMEOUT_MAX_MS", "10"}}.parse();
     ASSERT_TRUE(r.error.has_value());
     EXPECT_NE(r.error->message.find("OPTIREDUCE_TIMEOUT_MIN_MS=50"), std::string::npos);
     EXPECT_NE(r.error->message.find("OPTIREDUCE_TIMEOUT_MAX_MS=10"), std::string::npos);
@@ -227,8 +224,8 @@ TEST(ConfigParse, UdpOffloadSpellings) {
         const char *text;
         bool gso, gro;
     };
-    for (const Case &c : {Case{"auto", true, true}, Case{"GSO", true, false}, Case{"gro", false, true},
-                          Case{"off", false, false}}) {
+    for (const Case &c :
+         {Case{"auto", true, true}, Case{"GSO", true, false}, Case{"gro", false, true}, Case{"off", false, false}}) {
         SCOPED_TRACE(c.text);
         const Config cfg = parsed(FakeEnv{{"OPTIREDUCE_UDP_OFFLOAD", c.text}});
         EXPECT_EQ(cfg.udp_gso(), c.gso);
@@ -250,14 +247,22 @@ TEST(ConfigParse, EverySpellingOfEveryEnumeration) {
 
 // Where each value lands, and the integer fields that numbers (not byte counts) fill.
 TEST(ConfigParse, EveryKnobLandsInItsField) {
-    const Config c = parsed(FakeEnv{{"OPTIREDUCE_IFACE", "eth0,eth1"},     {"OPTIREDUCE_MTU", "1500"},
-                                    {"OPTIREDUCE_TIMEOUT_MIN_MS", "2"},     {"OPTIREDUCE_TIMEOUT_MAX_MS", "500"},
-                                    {"OPTIREDUCE_STRAGGLER_MAX_MS", "250"}, {"OPTIREDUCE_FAULT_DUPLICATE", "0.1"},
-                                    {"OPTIREDUCE_FAULT_DELAY_MS", "100"},   {"OPTIREDUCE_FAULT_SEED", "7K"},
-                                    {"OPTIREDUCE_FAULT_ALLOC_RANK", "2"},   {"OPTIREDUCE_FAULT_ALLOC_NTH", "3"},
-                                    {"OPTIREDUCE_FAULT_SEND_RANK", "4"},    {"OPTIREDUCE_FAULT_SEND_PROB", "0.5"},
-                                    {"OPTIREDUCE_FAULT_EXIT_RANK", "5"},    {"OPTIREDUCE_FAULT_DROP", "0.05"},
-                                    {"OPTIREDUCE_DGRAM_PROVIDER", "EFA"},   {"OPTIREDUCE_STATS", "yes"}});
+    const Config c = parsed(FakeEnv{{"OPTIREDUCE_IFACE", "eth0,eth1"},
+                                    {"OPTIREDUCE_MTU", "1500"},
+                                    {"OPTIREDUCE_TIMEOUT_MIN_MS", "2"},
+                                    {"OPTIREDUCE_TIMEOUT_MAX_MS", "500"},
+                                    {"OPTIREDUCE_STRAGGLER_MAX_MS", "250"},
+                                    {"OPTIREDUCE_FAULT_DUPLICATE", "0.1"},
+                                    {"OPTIREDUCE_FAULT_DELAY_MS", "100"},
+                                    {"OPTIREDUCE_FAULT_SEED", "7K"},
+                                    {"OPTIREDUCE_FAULT_ALLOC_RANK", "2"},
+                                    {"OPTIREDUCE_FAULT_ALLOC_NTH", "3"},
+                                    {"OPTIREDUCE_FAULT_SEND_RANK", "4"},
+                                    {"OPTIREDUCE_FAULT_SEND_PROB", "0.5"},
+                                    {"OPTIREDUCE_FAULT_EXIT_RANK", "5"},
+                                    {"OPTIREDUCE_FAULT_DROP", "0.05"},
+                                    {"OPTIREDUCE_DGRAM_PROVIDER", "EFA"},
+                                    {"OPTIREDUCE_STATS", "yes"}});
     EXPECT_EQ(c.iface, "eth0,eth1");
     EXPECT_EQ(c.mtu, 1500u);
     EXPECT_DOUBLE_EQ(c.timeout_min_ms, 2);

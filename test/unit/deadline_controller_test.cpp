@@ -134,12 +134,12 @@ TEST(DeadlineController, ClampsAndPinning) {
 // of sizes, says the transfer alone takes longer (then twice that).
 TEST(DeadlineController, LargerSizesCalibrateFromSmallerOnes) {
     DeadlineController fast = calibrated(100, DeadlineSettings{0.001, 2, 1000, 0});  // 1 MiB: 100 ms
-    EXPECT_EQ(fast.deadline_ms(kBytes * 2, 1), 1000);  // 200 ms expected: max_ms covers it
+    EXPECT_EQ(fast.deadline_ms(kBytes * 2, 1), 1000);                             // 200 ms expected: max_ms covers it
     DeadlineController c = calibrated(300, DeadlineSettings{0.001, 2, 1000, 0});  // 1 MiB: 300 ms
     EXPECT_NEAR(c.deadline_ms(kBytes * 2, 1), 2 * 600, 1);
     EXPECT_NEAR(c.deadline_ms(kBytes * 8, 1), 2 * 2400, 1);  // 2.4 s expected
-    EXPECT_EQ(c.deadline_ms(kBytes * 8, 2), 1000);  // phases are separate
-    EXPECT_EQ(c.deadline_ms(kBytes / 8, 1), 1000);  // smaller sizes do not scale down
+    EXPECT_EQ(c.deadline_ms(kBytes * 8, 2), 1000);           // phases are separate
+    EXPECT_EQ(c.deadline_ms(kBytes / 8, 1), 1000);           // smaller sizes do not scale down
 }
 
 TEST(DeadlineController, QuietWindowIsAFractionOfTheExpectedTime) {

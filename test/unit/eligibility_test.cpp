@@ -12,9 +12,7 @@ namespace {
 
 constexpr CallFacts float_sum(std::int64_t count) { return {true, true, count}; }
 
-constexpr CommFacts ready_comm(int size = 4, std::uint64_t min_bytes = 0) {
-    return {true, size, true, min_bytes};
-}
+constexpr CommFacts ready_comm(int size = 4, std::uint64_t min_bytes = 0) { return {true, size, true, min_bytes}; }
 
 // The pass-through test is used in constant expressions by the wrappers' fast path.
 static_assert(is_float_sum(float_sum(1)));
@@ -47,8 +45,7 @@ TEST(Eligibility, NonFloatSumIsPassthroughEvenOnUnusableComm) {
 // A negative count is an erroneous call: the underlying MPI must see it and raise the error.
 TEST(Eligibility, NegativeCountPassesThrough) {
     EXPECT_EQ(decide(float_sum(-1), ready_comm()), Route::passthrough);
-    EXPECT_EQ(decide(float_sum(std::numeric_limits<std::int64_t>::min()), ready_comm()),
-              Route::passthrough);
+    EXPECT_EQ(decide(float_sum(std::numeric_limits<std::int64_t>::min()), ready_comm()), Route::passthrough);
 }
 
 TEST(Eligibility, IntercommFallsBack) {
@@ -94,8 +91,7 @@ TEST(Eligibility, CountsBeyondIntRange) {
     const std::int64_t big = std::int64_t{1} << 33;
     EXPECT_EQ(decide(float_sum(big), ready_comm(2, 65536)), Route::engine);
     EXPECT_EQ(decide(float_sum(big), ready_comm(2, std::uint64_t{1} << 35)), Route::engine);
-    EXPECT_EQ(decide(float_sum(big - 1), ready_comm(2, std::uint64_t{1} << 35)),
-              Route::fallback);
+    EXPECT_EQ(decide(float_sum(big - 1), ready_comm(2, std::uint64_t{1} << 35)), Route::fallback);
 }
 
 // Beyond what the channel addresses (exact mode: 2^20 segments per shard), a call falls back,

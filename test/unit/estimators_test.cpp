@@ -2,8 +2,8 @@
 // unbiased for fixed inputs over random loss (a chi-square style check that the naive
 // rescaling fails), the error formula against enumeration, and the Hadamard transform's
 // spreading of bursty loss.
-#include "codec/block_layout.hpp"
 #include "codec/estimators.hpp"
+#include "codec/block_layout.hpp"
 
 #include "test_vectors.hpp"
 

@@ -117,7 +117,6 @@ TEST(InfoHints, MisspeltHintsAreRecognised) {
     EXPECT_FALSE(is_unknown_hint("mpi_assert_no_any_tag"));
 }
 
-
 // ---- docs/configuration.md, "Per-communicator hints": the table users read matches the code ----
 
 #ifndef OPTIREDUCE_SOURCE_DIR
@@ -251,8 +250,8 @@ TEST(InfoHintsDoc, EachRowStatesTheCodesKnobAndRange) {
         const std::size_t mark = d.values.find("(default)");
         if (mark != std::string::npos) {
             const std::size_t close = d.values.rfind('`', mark);
-            const std::size_t open = close == std::string::npos || close == 0 ? std::string::npos
-                                                                                : d.values.rfind('`', close - 1);
+            const std::size_t open =
+                close == std::string::npos || close == 0 ? std::string::npos : d.values.rfind('`', close - 1);
             ASSERT_NE(open, std::string::npos) << "'(default)' follows no `value`";
             EXPECT_EQ(d.values.substr(open + 1, close - open - 1), k.default_value) << "default";
         }
@@ -306,8 +305,8 @@ TEST(InfoHintsDoc, ProseNamesOnlyRealKeys) {
         if (end < section.size() && section[end] == '(') continue;
         const std::string key = section.substr(at, end - at);
         ++seen;
-        EXPECT_FALSE(is_unknown_hint(key)) << "docs/configuration.md names hint '" << key
-                                           << "', which the code does not accept";
+        EXPECT_FALSE(is_unknown_hint(key))
+            << "docs/configuration.md names hint '" << key << "', which the code does not accept";
     }
     EXPECT_GE(seen, hint_table().size() - 1);  // the table alone names every key but the switch
 }

@@ -21,9 +21,7 @@ constexpr bool kSeveralNodes = false;
 
 // ---- rdm_provider_for: the reliable channel (exact mode, and bounded mode on one node) ----
 
-TEST(RdmProviderChoice, AutoOnOneNodeIsShm) {
-    EXPECT_EQ(rdm_provider_for("auto", kOneNode), "shm");
-}
+TEST(RdmProviderChoice, AutoOnOneNodeIsShm) { EXPECT_EQ(rdm_provider_for("auto", kOneNode), "shm"); }
 
 TEST(RdmProviderChoice, AutoAcrossNodesIsTcpWithRxm) {
     EXPECT_EQ(rdm_provider_for("auto", kSeveralNodes), "tcp;ofi_rxm");

@@ -49,10 +49,8 @@ TEST(Sharding, RemainderGoesToTheFirstShards) {
         for (std::size_t n : sizes_for(parts)) {
             const std::size_t p = static_cast<std::size_t>(parts);
             for (int i = 0; i < parts; ++i) {
-                const std::size_t expected =
-                    n / p + (static_cast<std::size_t>(i) < n % p ? 1 : 0);
-                EXPECT_EQ(shard_of(n, parts, i).count, expected)
-                    << "n=" << n << " parts=" << parts << " i=" << i;
+                const std::size_t expected = n / p + (static_cast<std::size_t>(i) < n % p ? 1 : 0);
+                EXPECT_EQ(shard_of(n, parts, i).count, expected) << "n=" << n << " parts=" << parts << " i=" << i;
             }
         }
     }
@@ -69,16 +67,16 @@ TEST(Sharding, FewerElementsThanRanksLeavesTrailingShardsEmpty) {
 TEST(Segments, SegmentsTileEveryShard) {
     for (int parts = 1; parts <= 9; ++parts) {
         for (std::size_t n : sizes_for(parts)) {
-            for (std::size_t seg : {std::size_t{1}, std::size_t{3}, std::size_t{7},
-                                    std::size_t{1024}, std::size_t{65536}}) {
+            for (std::size_t seg :
+                 {std::size_t{1}, std::size_t{3}, std::size_t{7}, std::size_t{1024}, std::size_t{65536}}) {
                 for (int i = 0; i < parts; ++i) {
                     const std::size_t count = shard_of(n, parts, i).count;
                     const std::size_t segs = segment_count(count, seg);
                     // Walking millions of one-element segments proves nothing the larger
                     // segment sizes do not, and costs seconds.
                     if (segs > 4096) continue;
-                    SCOPED_TRACE(testing::Message() << "n=" << n << " parts=" << parts
-                                                    << " shard=" << i << " seg=" << seg);
+                    SCOPED_TRACE(testing::Message()
+                                 << "n=" << n << " parts=" << parts << " shard=" << i << " seg=" << seg);
                     std::size_t next = 0;
                     for (std::size_t s = 0; s < segs; ++s) {
                         const Range r = segment_of(count, seg, s);
@@ -128,8 +126,7 @@ TEST(StaggeredPeer, EachStepIsAPermutation) {
         for (int k = 1; k < parts; ++k) {
             std::set<int> targets;
             for (int rank = 0; rank < parts; ++rank) targets.insert(staggered_peer(rank, parts, k));
-            EXPECT_EQ(targets.size(), static_cast<std::size_t>(parts)) << "parts=" << parts
-                                                                       << " k=" << k;
+            EXPECT_EQ(targets.size(), static_cast<std::size_t>(parts)) << "parts=" << parts << " k=" << k;
         }
     }
 }

@@ -33,7 +33,8 @@ Errors simulate(const std::vector<std::vector<float>> &x, bool transform, bool i
     l.interleave = interleave;
     const hadamard::SignKey key{99, 1, 5};
     std::vector<std::vector<float>> wire(x.size(), std::vector<float>(l.padded));
-    for (int r = 0; r < N; ++r) encode(l, x[static_cast<std::size_t>(r)].data(), wire[static_cast<std::size_t>(r)].data(), key);
+    for (int r = 0; r < N; ++r)
+        encode(l, x[static_cast<std::size_t>(r)].data(), wire[static_cast<std::size_t>(r)].data(), key);
     std::vector<float> result(l.padded);
     std::vector<const float *> peers;
     for (int owner = 0; owner < N; ++owner) {
@@ -100,14 +101,15 @@ Outcome run_case(const Case &k) {
             }
         }
     Outcome out{simulate(x, false, false, lost), simulate(x, true, false, lost), simulate(x, true, true, lost)};
-    std::printf("%s values, %.2f%% of phase 1 lost in runs of 8 datagrams (4 ranks, %zu floats, rms of the sum %.3f):\n"
-                "  no transform:                 max |error| %8.4f  MSE %.6f\n"
-                "  transform, blocks contiguous: max |error| %8.4f  MSE %.6f\n"
-                "  transform, interleaved:       max |error| %8.4f  MSE %.6f  -> max %.1fx lower, MSE ratio %.2f\n",
-                k.heavy_tailed ? "heavy-tailed (t3)" : "Gaussian",
-                100.0 * static_cast<double>(lost.size()) / static_cast<double>(chunks * N * (N - 1)), n, out.off.rms_truth,
-                out.off.max_abs, out.off.mse, out.blocks.max_abs, out.blocks.mse, out.on.max_abs, out.on.mse,
-                out.off.max_abs / out.on.max_abs, out.on.mse / out.off.mse);
+    std::printf(
+        "%s values, %.2f%% of phase 1 lost in runs of 8 datagrams (4 ranks, %zu floats, rms of the sum %.3f):\n"
+        "  no transform:                 max |error| %8.4f  MSE %.6f\n"
+        "  transform, blocks contiguous: max |error| %8.4f  MSE %.6f\n"
+        "  transform, interleaved:       max |error| %8.4f  MSE %.6f  -> max %.1fx lower, MSE ratio %.2f\n",
+        k.heavy_tailed ? "heavy-tailed (t3)" : "Gaussian",
+        100.0 * static_cast<double>(lost.size()) / static_cast<double>(chunks * N * (N - 1)), n, out.off.rms_truth,
+        out.off.max_abs, out.off.mse, out.blocks.max_abs, out.blocks.mse, out.on.max_abs, out.on.mse,
+        out.off.max_abs / out.on.max_abs, out.on.mse / out.off.mse);
     return out;
 }
 

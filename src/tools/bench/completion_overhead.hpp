@@ -13,6 +13,6 @@ namespace optireduce::bench {
 
 // Collective (each rank measures on its own; the figures are averaged over ranks). Returns the
 // process exit status.
-int run_completion_overhead(const Options& options, const LibraryProbe& library, MPI_Comm comm);
+int run_completion_overhead(const Options &options, const LibraryProbe &library, MPI_Comm comm);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

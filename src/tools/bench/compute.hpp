@@ -14,4 +14,4 @@ double compute_duration_ms(double ms, double skew_ms, int rank, long iteration);
 // a GPU computes).
 void spend(double ms, bool sleep);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

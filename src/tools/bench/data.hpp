@@ -15,4 +15,4 @@ float max_magnitude(std::span<const float> values);
 // result that went non-finite can never pass.
 double max_abs_error(std::span<const float> got, std::span<const float> want);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

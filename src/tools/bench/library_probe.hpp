@@ -22,14 +22,14 @@ public:
     std::optional<optireduce_stats_t> stats() const;
 
 private:
-    const char* (*version_)() = nullptr;
-    const char* (*mpi_abi_)() = nullptr;
-    int (*get_stats_)(optireduce_stats_t*) = nullptr;
+    const char *(*version_)() = nullptr;
+    const char *(*mpi_abi_)() = nullptr;
+    int (*get_stats_)(optireduce_stats_t *) = nullptr;
 };
 
 // Percent of `calls` that the engine ran between two readings of the counters; empty when the
 // library is not there to ask.
-std::optional<double> engine_percent(const std::optional<optireduce_stats_t>& before,
-                                     const std::optional<optireduce_stats_t>& after, double calls);
+std::optional<double> engine_percent(const std::optional<optireduce_stats_t> &before,
+                                     const std::optional<optireduce_stats_t> &after, double calls);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -11,8 +11,7 @@
 
 #include <cstdio>
 
-int main(int argc, char** argv)
-{
+int main(int argc, char **argv) {
     using namespace optireduce::bench;
     // Parsed before MPI starts (no MPI call is needed for it; errors are reported from rank 0
     // below), because --threads asks for another thread level.
@@ -34,8 +33,7 @@ int main(int argc, char** argv)
         }
         status = 2;
     } else if (options.help) {
-        if (rank == 0)
-            print_usage(stdout, argv[0]);
+        if (rank == 0) print_usage(stdout, argv[0]);
     } else if (options.threads > 0 && provided < MPI_THREAD_MULTIPLE) {
         if (rank == 0)
             std::fprintf(stderr, "optireduce-bench: --threads needs MPI_THREAD_MULTIPLE; this MPI provides level %d\n",

@@ -9,10 +9,10 @@
 
 namespace optireduce::bench {
 
-using AllreduceFn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+using AllreduceFn = int (*)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 
 struct Mode {
-    const char* name;
+    const char *name;
     AllreduceFn allreduce;
 };
 
@@ -22,11 +22,11 @@ inline const Mode native_mode{"native", &PMPI_Allreduce};
 
 // --threads --nonblocking: the request's whole life goes through one side, because an engine
 // request is a generalized request that only the library's MPI_Wait and MPI_Test complete.
-using IallreduceFn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request*);
-using WaitFn = int (*)(MPI_Request*, MPI_Status*);
+using IallreduceFn = int (*)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+using WaitFn = int (*)(MPI_Request *, MPI_Status *);
 
 struct NonblockingMode {
-    const char* name;
+    const char *name;
     IallreduceFn iallreduce;
     WaitFn wait;
 };
@@ -34,4 +34,4 @@ struct NonblockingMode {
 inline const NonblockingMode optireduce_nonblocking{"optireduce", &MPI_Iallreduce, &MPI_Wait};
 inline const NonblockingMode native_nonblocking{"native", &PMPI_Iallreduce, &PMPI_Wait};
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -2,12 +2,12 @@
 
 #include "common/cli_numbers.hpp"
 
-#include <climits>
 #include <getopt.h>
+#include <climits>
 
 #include <cstdlib>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 namespace optireduce::bench {
 namespace {
@@ -19,96 +19,85 @@ constexpr long max_threads = 64;
 constexpr std::size_t max_message_bytes = std::size_t{INT_MAX} * sizeof(float);
 
 // Counts end up as MPI int counts (the cross-rank reduction of per-iteration timings).
-std::optional<long> parse_count(std::string_view text, long minimum)
-{
+std::optional<long> parse_count(std::string_view text, long minimum) {
     const auto value = tools::parse_unsigned(text);
-    if (!value || *value < static_cast<std::uint64_t>(minimum) || *value > INT_MAX)
-        return std::nullopt;
+    if (!value || *value < static_cast<std::uint64_t>(minimum) || *value > INT_MAX) return std::nullopt;
     return static_cast<long>(*value);
 }
 
 // OSU's forms: "MIN:MAX", "MAX", "MIN:".
-std::string parse_range(std::string_view text, Options& out)
-{
+std::string parse_range(std::string_view text, Options &out) {
     auto colon = text.find(':');
     std::string_view lo = colon == std::string_view::npos ? std::string_view{} : text.substr(0, colon);
     std::string_view hi = colon == std::string_view::npos ? text : text.substr(colon + 1);
     if (!lo.empty()) {
         auto v = tools::parse_size(lo);
-        if (!v)
-            return "bad minimum size '" + std::string(lo) + "'";
+        if (!v) return "bad minimum size '" + std::string(lo) + "'";
         out.min_bytes = *v;
     }
     if (!hi.empty()) {
         auto v = tools::parse_size(hi);
-        if (!v)
-            return "bad maximum size '" + std::string(hi) + "'";
+        if (!v) return "bad maximum size '" + std::string(hi) + "'";
         out.max_bytes = *v;
     }
-    if (lo.empty() && hi.empty())
-        return "empty size range";
-    if (out.max_bytes < sizeof(float))
-        return "maximum size is below one float (4 bytes)";
-    if (out.min_bytes > out.max_bytes)
-        return "minimum size is above the maximum";
+    if (lo.empty() && hi.empty()) return "empty size range";
+    if (out.max_bytes < sizeof(float)) return "maximum size is below one float (4 bytes)";
+    if (out.min_bytes > out.max_bytes) return "minimum size is above the maximum";
     if (out.max_bytes > max_message_bytes)
         return "maximum size is above " + std::to_string(max_message_bytes) + " bytes";
     return {};
 }
 
 // "--compute-ms" and "--skew-ms": milliseconds of a rank's work.
-std::string parse_ms(const char* name, const char* text, double& ms)
-{
-    char* end = nullptr;
+std::string parse_ms(const char *name, const char *text, double &ms) {
+    char *end = nullptr;
     ms = std::strtod(text, &end);
     if (end == text || *end != '\0' || !(ms >= 0 && ms <= 60000))
         return std::string(name) + ": expected milliseconds from 0 to 60000, got '" + text + "'";
     return {};
 }
 
-std::string count_error(const char* name, const char* range, const char* text)
-{
+std::string count_error(const char *name, const char *range, const char *text) {
     return std::string(name) + ": expected an integer from " + range + ", got '" + text + "'";
 }
 
 template <bool Options::*flag>
-std::string set(const char*, Options& out)
-{
+std::string set(const char *, Options &out) {
     out.*flag = true;
     return {};
 }
 
 // One row per option: its names and what it does to Options; a non-empty result is the error.
 struct OptionRow {
-    const char* name;
-    char short_name; // 0: long form only
+    const char *name;
+    char short_name;  // 0: long form only
     bool takes_value;
-    std::string (*apply)(const char* value, Options& out);
+    std::string (*apply)(const char *value, Options &out);
 };
 
 constexpr OptionRow option_rows[] = {
     {"message-size", 'm', true,
-     [](const char* v, Options& o) {
+     [](const char *v, Options &o) {
          auto err = parse_range(v, o);
          return err.empty() ? err : "-m: " + err;
      }},
     {"iterations", 'i', true,
-     [](const char* v, Options& o) {
+     [](const char *v, Options &o) {
          o.iterations = parse_count(v, 1);
          return o.iterations ? std::string() : count_error("-i", "1 to 2^31-1", v);
      }},
     {"warmup", 'x', true,
-     [](const char* v, Options& o) {
+     [](const char *v, Options &o) {
          o.warmup = parse_count(v, 0);
          return o.warmup ? std::string() : count_error("-x", "0 to 2^31-1", v);
      }},
     {"validate", 'c', false, &set<&Options::validate>},
     {"in-place", 0, false, &set<&Options::in_place>},
-    {"compute-ms", 0, true, [](const char* v, Options& o) { return parse_ms("--compute-ms", v, o.compute_ms); }},
-    {"skew-ms", 0, true, [](const char* v, Options& o) { return parse_ms("--skew-ms", v, o.skew_ms); }},
+    {"compute-ms", 0, true, [](const char *v, Options &o) { return parse_ms("--compute-ms", v, o.compute_ms); }},
+    {"skew-ms", 0, true, [](const char *v, Options &o) { return parse_ms("--skew-ms", v, o.skew_ms); }},
     {"compute-sleep", 0, false, &set<&Options::compute_sleep>},
     {"csv", 0, true,
-     [](const char* v, Options& o) {
+     [](const char *v, Options &o) {
          o.csv_path = v;
          return std::string();
      }},
@@ -117,7 +106,7 @@ constexpr OptionRow option_rows[] = {
     {"completion-overhead", 0, false, &set<&Options::completion_overhead>},
     {"nonblocking", 0, false, &set<&Options::nonblocking>},
     {"threads", 0, true,
-     [](const char* v, Options& o) {
+     [](const char *v, Options &o) {
          auto threads = parse_count(v, 2);
          if (!threads || *threads > max_threads)
              return count_error("--threads", ("2 to " + std::to_string(max_threads)).c_str(), v);
@@ -131,23 +120,18 @@ constexpr std::size_t option_count = sizeof option_rows / sizeof option_rows[0];
 // getopt_long returns a row's short name, or 256 + its index for a long-only one.
 constexpr int long_only_base = 256;
 
-int option_code(std::size_t index)
-{
-    return option_rows[index].short_name ? option_rows[index].short_name
-                                         : long_only_base + static_cast<int>(index);
+int option_code(std::size_t index) {
+    return option_rows[index].short_name ? option_rows[index].short_name : long_only_base + static_cast<int>(index);
 }
 
-const OptionRow* row_for(int code)
-{
+const OptionRow *row_for(int code) {
     for (std::size_t i = 0; i < option_count; ++i)
-        if (option_code(i) == code)
-            return &option_rows[i];
+        if (option_code(i) == code) return &option_rows[i];
     return nullptr;
 }
 
 // Each of these is a run of its own; silently preferring one would time what was not asked.
-std::string check_combination(const Options& out)
-{
+std::string check_combination(const Options &out) {
     if (int(out.passthrough_overhead) + int(out.completion_overhead) > 1)
         return "--passthrough-overhead and --completion-overhead exclude each other";
     if (out.nonblocking && out.threads == 0)
@@ -162,39 +146,33 @@ std::string check_combination(const Options& out)
     return {};
 }
 
-} // namespace
+}  // namespace
 
-std::string parse_options(int argc, char** argv, Options& out)
-{
+std::string parse_options(int argc, char **argv, Options &out) {
     std::vector<option> long_options;
     std::string short_options = "+:";
     for (std::size_t i = 0; i < option_count; ++i) {
-        const OptionRow& row = option_rows[i];
+        const OptionRow &row = option_rows[i];
         long_options.push_back({row.name, row.takes_value ? required_argument : no_argument, nullptr, option_code(i)});
-        if (row.short_name)
-            short_options += std::string(1, row.short_name) + (row.takes_value ? ":" : "");
+        if (row.short_name) short_options += std::string(1, row.short_name) + (row.takes_value ? ":" : "");
     }
     long_options.push_back({nullptr, 0, nullptr, 0});
-    opterr = 0; // every rank parses; the caller reports once, from rank 0
+    opterr = 0;  // every rank parses; the caller reports once, from rank 0
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, short_options.c_str(), long_options.data(), nullptr)) != -1) {
-        if (c == ':')
-            return std::string("option needs a value: ") + argv[optind - 1];
-        const OptionRow* row = row_for(c);
-        if (!row)
-            return std::string("unknown option: ") + argv[optind - 1];
-        if (auto err = row->apply(optarg, out); !err.empty())
-            return err;
+        if (c == ':') return std::string("option needs a value: ") + argv[optind - 1];
+        const OptionRow *row = row_for(c);
+        if (!row) return std::string("unknown option: ") + argv[optind - 1];
+        if (auto err = row->apply(optarg, out); !err.empty()) return err;
     }
-    if (optind < argc)
-        return std::string("unexpected argument: ") + argv[optind];
+    if (optind < argc) return std::string("unexpected argument: ") + argv[optind];
     return check_combination(out);
 }
 
-void print_usage(std::FILE* to, const char* argv0)
-{
-    std::fprintf(to,
+void print_usage(std::FILE *to, const char *argv0) {
+    std::fprintf(
+        to,
         "usage: mpirun -np N [-x LD_PRELOAD=liboptireduce.so] %s [options]\n"
         "\n"
         "Times MPI_FLOAT MPI_SUM allreduce two ways in one run, alternating per size:\n"
@@ -236,4 +214,4 @@ void print_usage(std::FILE* to, const char* argv0)
         argv0);
 }
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -11,25 +11,25 @@ namespace optireduce::bench {
 struct Options {
     std::size_t min_bytes = 4;
     std::size_t max_bytes = std::size_t{64} << 20;
-    std::optional<long> iterations; // unset: chosen per size (plan.cpp), or the pass-through default
+    std::optional<long> iterations;  // unset: chosen per size (plan.cpp), or the pass-through default
     std::optional<long> warmup;
     bool validate = false;
     bool in_place = false;
-    double compute_ms = 0; // work before each call, as a training step's (with skew between ranks)
-    double skew_ms = 0;    // extra work, uniform in [0, skew_ms) per rank and call
-    bool compute_sleep = false; // the work sleeps instead of spinning
-    bool progress = false; // force the progress line: launchers hide the terminal from ranks
+    double compute_ms = 0;       // work before each call, as a training step's (with skew between ranks)
+    double skew_ms = 0;          // extra work, uniform in [0, skew_ms) per rank and call
+    bool compute_sleep = false;  // the work sleeps instead of spinning
+    bool progress = false;       // force the progress line: launchers hide the terminal from ranks
     bool passthrough_overhead = false;
     bool completion_overhead = false;
-    bool nonblocking = false; // --threads: MPI_Iallreduce and at once MPI_Wait instead of MPI_Allreduce
-    long threads = 0;         // --threads: this many threads per rank, one communicator each (0: off)
+    bool nonblocking = false;  // --threads: MPI_Iallreduce and at once MPI_Wait instead of MPI_Allreduce
+    long threads = 0;          // --threads: this many threads per rank, one communicator each (0: off)
     bool help = false;
     std::string csv_path;
 };
 
 // Fills `out` from argv. Returns an empty string on success, else a one-line reason.
-std::string parse_options(int argc, char** argv, Options& out);
+std::string parse_options(int argc, char **argv, Options &out);
 
-void print_usage(std::FILE* to, const char* argv0);
+void print_usage(std::FILE *to, const char *argv0);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

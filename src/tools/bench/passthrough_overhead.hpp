@@ -10,6 +10,6 @@
 namespace optireduce::bench {
 
 // Collective. Returns the process exit status.
-int run_passthrough_overhead(const Options& options, const LibraryProbe& library, MPI_Comm comm);
+int run_passthrough_overhead(const Options &options, const LibraryProbe &library, MPI_Comm comm);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -15,12 +15,12 @@ public:
     // and a progress line on stderr would land in the middle of table rows.
     Progress(bool is_rank0, bool forced);
 
-    void show(const std::string& line) const;
+    void show(const std::string &line) const;
     // Erases the line so the next table row starts clean.
     void clear() const;
 
 private:
-    std::FILE* to_ = nullptr; // null: disabled
+    std::FILE *to_ = nullptr;  // null: disabled
 };
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -16,22 +16,20 @@
 
 namespace optireduce::bench {
 
-int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm)
-{
+int run_sweep(const Options &options, const LibraryProbe &library, MPI_Comm comm) {
     int rank = 0, ranks = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &ranks);
 
     CsvLog csv;
-    if (!open_csv_on_rank0(csv, options.csv_path, rank, comm))
-        return 1;
+    if (!open_csv_on_rank0(csv, options.csv_path, rank, comm)) return 1;
 
     const std::vector<SizeStep> plan = make_plan(options);
     const std::size_t max_count = static_cast<std::size_t>(plan.back().count);
     std::vector<float> input(max_count), output(max_count);
     fill_inputs(input, rank);
-    const StepBuffers buffers{input, output, options.in_place, options.compute_ms, options.skew_ms,
-                              options.compute_sleep};
+    const StepBuffers buffers{
+        input, output, options.in_place, options.compute_ms, options.skew_ms, options.compute_sleep};
 
     const SweepTable table(ranks, options.validate);
     if (rank == 0) {
@@ -44,18 +42,17 @@ int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm
     const auto started = std::chrono::steady_clock::now();
     bool all_valid = true;
     for (std::size_t index = 0; index < plan.size(); ++index) {
-        const SizeStep& step = plan[index];
+        const SizeStep &step = plan[index];
         std::optional<Validator> validator;
         if (options.validate)
             validator.emplace(std::span<const float>(input).first(static_cast<std::size_t>(step.count)), comm);
 
         // Alternate which mode goes first, so drift (thermal, page cache, other jobs) does not
         // always favour the same one.
-        const Mode* order[2] = {&optireduce_mode, &native_mode};
-        if (index % 2 == 1)
-            std::swap(order[0], order[1]);
+        const Mode *order[2] = {&optireduce_mode, &native_mode};
+        if (index % 2 == 1) std::swap(order[0], order[1]);
         ModeOutcome outcome[2];
-        for (const Mode* mode : order) {
+        for (const Mode *mode : order) {
             const bool is_optireduce = mode == &optireduce_mode;
             if (rank == 0) {
                 auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -67,7 +64,7 @@ int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm
             auto before = library.stats();
             auto latencies = run_timed_step(*mode, step, buffers, validator ? &*validator : nullptr, comm);
             auto after = library.stats();
-            ModeOutcome& out = outcome[is_optireduce ? 0 : 1];
+            ModeOutcome &out = outcome[is_optireduce ? 0 : 1];
             out.latency = tools::summarize(latencies);
             out.engine_percent = engine_percent(before, after, static_cast<double>(step.warmup + step.iterations));
             csv.write(step.bytes(), mode->name, latencies);
@@ -87,4 +84,4 @@ int run_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm
     return finish_sweep(rank == 0, library, csv.close(), options.csv_path, all_valid);
 }
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -12,20 +12,18 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-double micros(clock::time_point from, clock::time_point to)
-{
+double micros(clock::time_point from, clock::time_point to) {
     return std::chrono::duration<double, std::micro>(to - from).count();
 }
 
 // What one thread measured.
 struct ThreadRecord {
-    std::vector<double> latencies; // us per timed call
-    clock::time_point begin, end;  // of the timed loop
+    std::vector<double> latencies;  // us per timed call
+    clock::time_point begin, end;   // of the timed loop
 };
 
 // Back on one thread: the slowest rank's figures, on rank 0 of `world`.
-ThreadedTimes slowest_over_ranks(const std::vector<ThreadRecord>& records, std::size_t iterations, MPI_Comm world)
-{
+ThreadedTimes slowest_over_ranks(const std::vector<ThreadRecord> &records, std::size_t iterations, MPI_Comm world) {
     const std::size_t threads = records.size();
     int rank = 0;
     MPI_Comm_rank(world, &rank);
@@ -33,7 +31,7 @@ ThreadedTimes slowest_over_ranks(const std::vector<ThreadRecord>& records, std::
     local.reserve(threads * iterations);
     double mean_local = 0;
     auto first = records.front().begin, last = records.front().end;
-    for (const ThreadRecord& record : records) {
+    for (const ThreadRecord &record : records) {
         local.insert(local.end(), record.latencies.begin(), record.latencies.end());
         mean_local += micros(record.begin, record.end) / static_cast<double>(iterations);
         first = std::min(first, record.begin);
@@ -52,12 +50,11 @@ ThreadedTimes slowest_over_ranks(const std::vector<ThreadRecord>& records, std::
     return out;
 }
 
-} // namespace
+}  // namespace
 
-ThreadedTimes run_threaded_step(const ThreadedMode& mode, const SizeStep& step, std::span<const float> input,
+ThreadedTimes run_threaded_step(const ThreadedMode &mode, const SizeStep &step, std::span<const float> input,
                                 bool in_place, std::span<const MPI_Comm> comms, std::span<std::vector<float>> outputs,
-                                std::span<Validator> validators, MPI_Comm world)
-{
+                                std::span<Validator> validators, MPI_Comm world) {
     const std::size_t threads = comms.size();
     const auto count = static_cast<std::size_t>(step.count);
     const auto iterations = static_cast<std::size_t>(step.iterations);
@@ -68,10 +65,10 @@ ThreadedTimes run_threaded_step(const ThreadedMode& mode, const SizeStep& step, 
         const MPI_Comm comm = comms[t];
         std::span<float> output = std::span<float>(outputs[t]).first(count);
         std::span<const float> mine = input.first(count);
-        const void* send = in_place ? MPI_IN_PLACE : mine.data();
-        Validator* validator = validators.empty() ? nullptr : &validators[t];
+        const void *send = in_place ? MPI_IN_PLACE : mine.data();
+        Validator *validator = validators.empty() ? nullptr : &validators[t];
         auto call = [&] {
-            if (in_place) // the last sum overwrote it; unrefilled, values grow N-fold a call
+            if (in_place)  // the last sum overwrote it; unrefilled, values grow N-fold a call
                 std::copy(mine.begin(), mine.end(), output.begin());
             if (mode.nonblocking) {
                 MPI_Request request = MPI_REQUEST_NULL;
@@ -83,34 +80,30 @@ ThreadedTimes run_threaded_step(const ThreadedMode& mode, const SizeStep& step, 
         };
         for (long i = 0; i < step.warmup; ++i) {
             call();
-            if (validator)
-                validator->check(output);
+            if (validator) validator->check(output);
         }
         // Every thread of this rank past its warm-up (which sets up the engine on a new
         // communicator), then this thread's peers on the other ranks.
         warmed_up.arrive_and_wait();
         PMPI_Barrier(comm);
-        ThreadRecord& record = records[t];
+        ThreadRecord &record = records[t];
         record.latencies.resize(iterations);
         record.begin = clock::now();
         for (std::size_t i = 0; i < iterations; ++i) {
             auto start = clock::now();
             call();
             record.latencies[i] = micros(start, clock::now());
-            if (validator)
-                validator->check(output);
+            if (validator) validator->check(output);
         }
         record.end = clock::now();
     };
 
     std::vector<std::thread> pool;
     pool.reserve(threads);
-    for (std::size_t t = 0; t < threads; ++t)
-        pool.emplace_back(body, t);
-    for (std::thread& thread : pool)
-        thread.join();
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(body, t);
+    for (std::thread &thread : pool) thread.join();
 
     return slowest_over_ranks(records, iterations, world);
 }
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -17,9 +17,9 @@ namespace optireduce::bench {
 // set, Iallreduce and at once Wait through it (the request's whole life on one side, as in
 // mode.hpp).
 struct ThreadedMode {
-    const char* name;
-    const Mode* blocking;
-    const NonblockingMode* nonblocking; // null: blocking calls
+    const char *name;
+    const Mode *blocking;
+    const NonblockingMode *nonblocking;  // null: blocking calls
 };
 
 // Times of one step, meaningful on rank 0.
@@ -32,15 +32,15 @@ struct ThreadedTimes {
     // The timed loops together: from the first thread's start to the last one's end, in us, on
     // the slowest rank.
     double wall = 0;
-    std::vector<double> slowest; // per thread, then per call: the slowest rank's latency (CSV)
+    std::vector<double> slowest;  // per thread, then per call: the slowest rank's latency (CSV)
 };
 
 // Collective over `world`; every rank passes as many communicators (one per thread, each a dup
 // of `world`), output buffers of at least step.count floats and, when validating, validators as
 // threads. A thread's warm-up runs on its own; then the threads of a rank wait for each other,
 // each meets its peers on other ranks in a barrier on its communicator, and the timed calls run.
-ThreadedTimes run_threaded_step(const ThreadedMode& mode, const SizeStep& step, std::span<const float> input,
+ThreadedTimes run_threaded_step(const ThreadedMode &mode, const SizeStep &step, std::span<const float> input,
                                 bool in_place, std::span<const MPI_Comm> comms, std::span<std::vector<float>> outputs,
                                 std::span<Validator> validators, MPI_Comm world);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -20,28 +20,26 @@ namespace {
 
 // The four runs of a size: library and native on N threads, then on one.
 struct Run {
-    const ThreadedMode* mode;
+    const ThreadedMode *mode;
     std::size_t threads;
 };
 
 // What every size's runs share: the threads' communicators and buffers, the modes, the library.
 struct Sweep {
-    const Options& options;
-    const LibraryProbe& library;
+    const Options &options;
+    const LibraryProbe &library;
     MPI_Comm comm;
     int rank;
     std::size_t threads;
-    std::vector<MPI_Comm> comms; // one per thread, each a dup of comm; one-thread runs use the first
+    std::vector<MPI_Comm> comms;  // one per thread, each a dup of comm; one-thread runs use the first
     std::vector<float> input;
     std::vector<std::vector<float>> outputs;
     std::array<Run, 4> runs;
 };
 
-void show_progress(const Progress& progress, const Sweep& sweep, const SizeStep& step, std::size_t index,
-                   std::size_t sizes, const Run& run, std::chrono::steady_clock::time_point started)
-{
-    if (sweep.rank != 0)
-        return;
+void show_progress(const Progress &progress, const Sweep &sweep, const SizeStep &step, std::size_t index,
+                   std::size_t sizes, const Run &run, std::chrono::steady_clock::time_point started) {
+    if (sweep.rank != 0) return;
     auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     char line[160];
     std::snprintf(line, sizeof line, "optireduce-bench: size %zu B (%zu/%zu), %s, %zu thread(s), %.0f s elapsed",
@@ -50,10 +48,9 @@ void show_progress(const Progress& progress, const Sweep& sweep, const SizeStep&
 }
 
 // The worst error over the threads' validators.
-ValidationResult combine(const std::vector<Validator>& validators, MPI_Comm comm)
-{
+ValidationResult combine(const std::vector<Validator> &validators, MPI_Comm comm) {
     ValidationResult all{};
-    for (const Validator& validator : validators) {
+    for (const Validator &validator : validators) {
         ValidationResult one = validator.finish(comm);
         all.tolerance = one.tolerance;
         all.max_error = std::max(all.max_error, one.max_error);
@@ -68,17 +65,15 @@ struct SizeOutcome {
 
 // One size: the four runs, in reverse order every other size so drift does not always favour
 // the same run.
-SizeOutcome run_size(Sweep& sweep, const SizeStep& step, std::size_t index, std::span<Validator> validators,
-                     CsvLog& csv, const Progress& progress, std::chrono::steady_clock::time_point started,
-                     std::size_t sizes)
-{
+SizeOutcome run_size(Sweep &sweep, const SizeStep &step, std::size_t index, std::span<Validator> validators,
+                     CsvLog &csv, const Progress &progress, std::chrono::steady_clock::time_point started,
+                     std::size_t sizes) {
     std::span<const float> data = std::span<const float>(sweep.input).first(static_cast<std::size_t>(step.count));
     std::array<std::size_t, 4> order{0, 1, 2, 3};
-    if (index % 2 == 1)
-        std::reverse(order.begin(), order.end());
+    if (index % 2 == 1) std::reverse(order.begin(), order.end());
     SizeOutcome out;
     for (std::size_t which : order) {
-        const Run& run = sweep.runs[which];
+        const Run &run = sweep.runs[which];
         show_progress(progress, sweep, step, index, sizes, run, started);
         auto before = sweep.library.stats();
         out.times[which] = run_threaded_step(*run.mode, step, data, sweep.options.in_place,
@@ -87,38 +82,40 @@ SizeOutcome run_size(Sweep& sweep, const SizeStep& step, std::size_t index, std:
                                              validators.first(validators.empty() ? 0 : run.threads), sweep.comm);
         auto after = sweep.library.stats();
         if (which == 0)
-            out.engine = engine_percent(before, after, static_cast<double>(sweep.threads) *
-                                                           static_cast<double>(step.warmup + step.iterations));
+            out.engine = engine_percent(
+                before, after, static_cast<double>(sweep.threads) * static_cast<double>(step.warmup + step.iterations));
         const std::string series = std::string(run.mode->name) + "-t" + std::to_string(run.threads);
         csv.write(step.bytes(), series.c_str(), out.times[which].slowest);
     }
     return out;
 }
 
-} // namespace
+}  // namespace
 
-int run_threads_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm)
-{
+int run_threads_sweep(const Options &options, const LibraryProbe &library, MPI_Comm comm) {
     int rank = 0, ranks = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &ranks);
 
     CsvLog csv;
-    if (!open_csv_on_rank0(csv, options.csv_path, rank, comm))
-        return 1;
+    if (!open_csv_on_rank0(csv, options.csv_path, rank, comm)) return 1;
 
     const auto threads = static_cast<std::size_t>(options.threads);
     const std::vector<SizeStep> plan = make_plan(options);
     const std::size_t max_count = static_cast<std::size_t>(plan.back().count);
     const ThreadedMode lib_n{"optireduce", &optireduce_mode, options.nonblocking ? &optireduce_nonblocking : nullptr};
     const ThreadedMode nat_n{"native", &native_mode, options.nonblocking ? &native_nonblocking : nullptr};
-    Sweep sweep{options, library, comm, rank, threads,
-                std::vector<MPI_Comm>(threads, MPI_COMM_NULL), std::vector<float>(max_count),
+    Sweep sweep{options,
+                library,
+                comm,
+                rank,
+                threads,
+                std::vector<MPI_Comm>(threads, MPI_COMM_NULL),
+                std::vector<float>(max_count),
                 std::vector<std::vector<float>>(threads, std::vector<float>(max_count)),
                 {Run{&lib_n, threads}, Run{&nat_n, threads}, Run{&lib_n, 1}, Run{&nat_n, 1}}};
     // Made here on one thread, so that every rank dups in the same order.
-    for (MPI_Comm& dup : sweep.comms)
-        MPI_Comm_dup(comm, &dup);
+    for (MPI_Comm &dup : sweep.comms) MPI_Comm_dup(comm, &dup);
     fill_inputs(sweep.input, rank);
 
     const ThreadsTable table(threads, options.validate);
@@ -135,7 +132,7 @@ int run_threads_sweep(const Options& options, const LibraryProbe& library, MPI_C
     const auto started = std::chrono::steady_clock::now();
     bool all_valid = true;
     for (std::size_t index = 0; index < plan.size(); ++index) {
-        const SizeStep& step = plan[index];
+        const SizeStep &step = plan[index];
         // One validator per thread (each keeps its own worst error), made collectively here.
         std::vector<Validator> validators;
         if (options.validate)
@@ -154,9 +151,8 @@ int run_threads_sweep(const Options& options, const LibraryProbe& library, MPI_C
         }
     }
 
-    for (MPI_Comm& dup : sweep.comms)
-        MPI_Comm_free(&dup);
+    for (MPI_Comm &dup : sweep.comms) MPI_Comm_free(&dup);
     return finish_sweep(rank == 0, library, csv.close(), options.csv_path, all_valid);
 }
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

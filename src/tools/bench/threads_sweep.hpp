@@ -11,6 +11,6 @@ namespace optireduce::bench {
 
 // Collective; needs MPI_THREAD_MULTIPLE. Returns the process exit status: 0, or 1 when validation
 // failed or the CSV could not be written.
-int run_threads_sweep(const Options& options, const LibraryProbe& library, MPI_Comm comm);
+int run_threads_sweep(const Options &options, const LibraryProbe &library, MPI_Comm comm);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -11,18 +11,18 @@
 namespace optireduce::bench {
 
 struct StepBuffers {
-    std::span<const float> input; // this rank's contribution, step.count floats
+    std::span<const float> input;  // this rank's contribution, step.count floats
     std::span<float> output;
     bool in_place = false;
-    double compute_ms = 0; // spun before each call, +-25% per rank and call (--compute-ms)
-    double skew_ms = 0;    // plus up to this much more, uniform per rank and call (--skew-ms)
-    bool compute_sleep = false; // sleep instead of spinning (--compute-sleep)
+    double compute_ms = 0;       // spun before each call, +-25% per rank and call (--compute-ms)
+    double skew_ms = 0;          // plus up to this much more, uniform per rank and call (--skew-ms)
+    bool compute_sleep = false;  // sleep instead of spinning (--compute-sleep)
 };
 
 // Collective. Returns, on rank 0, each timed iteration's latency in microseconds on the slowest
 // rank (what the application waits for); other ranks get an empty vector. `validator`, when
 // given, checks every result, warm-up included.
-std::vector<double> run_timed_step(const Mode& mode, const SizeStep& step, const StepBuffers& buffers,
-                                   Validator* validator, MPI_Comm comm);
+std::vector<double> run_timed_step(const Mode &mode, const SizeStep &step, const StepBuffers &buffers,
+                                   Validator *validator, MPI_Comm comm);
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -10,7 +10,7 @@
 namespace optireduce::bench {
 
 struct ValidationResult {
-    double max_error = 0; // worst |result - reference| over all calls, elements and ranks
+    double max_error = 0;  // worst |result - reference| over all calls, elements and ranks
     double tolerance = 0;
     bool pass() const { return max_error <= tolerance; }
 };
@@ -32,4 +32,4 @@ private:
     double worst_ = 0;
 };
 
-} // namespace optireduce::bench
+}  // namespace optireduce::bench

@@ -45,7 +45,7 @@ struct ReadyMsg {
     std::uint16_t port;  // the stream: where the server listens for it
     std::uint64_t max_datagram;
     std::array<std::byte, DgramEndpoint::kNameSlot> name;
-    char text[256];      // !ok: why; else the server's GRO note
+    char text[256];  // !ok: why; else the server's GRO note
 };
 struct StartMsg {
     std::uint64_t datagram;  // header included; 0 for the stream
@@ -64,7 +64,8 @@ struct ResultMsg {
 };
 
 // Copies `s` into a message's text field, cut to fit and always terminated.
-template <std::size_t N> void copy_text(char (&to)[N], const std::string &s) {
+template <std::size_t N>
+void copy_text(char (&to)[N], const std::string &s) {
     const std::size_t n = s.size() < N - 1 ? s.size() : N - 1;
     s.copy(to, n);
     to[n] = '\0';
@@ -93,15 +94,18 @@ public:
     sockaddr_in peer() const;
 
     // A lost link ends the program: the other side is gone, and so is the run.
-    template <class M> void send(const M &m) {
+    template <class M>
+    void send(const M &m) {
         static_assert(std::is_trivially_copyable_v<M>);
         if (!write_all(fd(), &m, sizeof m)) lost();
     }
-    template <class M> void recv(M &m) {
+    template <class M>
+    void recv(M &m) {
         if (!recv_or_end(m)) lost();
     }
     // false when the link closed instead (between channels: the client is done).
-    template <class M> bool recv_or_end(M &m) {
+    template <class M>
+    bool recv_or_end(M &m) {
         static_assert(std::is_trivially_copyable_v<M>);
         return read_all(fd(), &m, sizeof m);
     }

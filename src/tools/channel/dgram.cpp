@@ -35,8 +35,8 @@ void encode_headers(std::span<std::byte> headers, std::uint64_t first, std::size
         wire::Header h;
         h.chunk = static_cast<std::uint32_t>(first + j);
         h.payload_len = static_cast<std::uint16_t>(std::min<std::uint64_t>(segment, run_bytes - j * segment));
-        wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(headers.data() + j * wire::kHeaderBytes,
-                                                                 wire::kHeaderBytes));
+        wire::encode(
+            h, std::span<std::byte, wire::kHeaderBytes>(headers.data() + j * wire::kHeaderBytes, wire::kHeaderBytes));
     }
 }
 
@@ -45,9 +45,9 @@ void encode_headers(std::span<std::byte> headers, std::uint64_t first, std::size
 bool send_run(DgramEndpoint &ep, const DgramRun &run, Row &row) {
     const auto discard = [](std::span<const std::byte>, fi_addr_t) {};
     for (std::size_t done = 0; done < run.count;) {
-        const DgramRun rest{run.dest, run.headers.subspan(done * wire::kHeaderBytes), wire::kHeaderBytes,
-                            run.payload.subspan(done * run.segment), run.segment,
-                            run.count - done};
+        const DgramRun rest{run.dest,           run.headers.subspan(done * wire::kHeaderBytes),
+                            wire::kHeaderBytes, run.payload.subspan(done * run.segment),
+                            run.segment,        run.count - done};
         std::size_t sent = 0;
         if (const int rc = ep.send_runs(std::span(&rest, 1), std::span(&sent, 1)); rc < 0) {
             row.error = "client: send: " + std::string(fi_strerror(-rc));
@@ -78,8 +78,12 @@ void send_all(DgramEndpoint &ep, fi_addr_t dest, std::uint64_t count, std::uint6
         const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(per_run, count - next));
         const std::uint64_t run_bytes = std::min<std::uint64_t>(k * segment, bytes - next * segment);
         encode_headers(headers, next, k, segment, run_bytes);
-        const DgramRun run{dest, headers, wire::kHeaderBytes,
-                           std::span<const std::byte>(payload.data(), static_cast<std::size_t>(run_bytes)), segment, k};
+        const DgramRun run{dest,
+                           headers,
+                           wire::kHeaderBytes,
+                           std::span<const std::byte>(payload.data(), static_cast<std::size_t>(run_bytes)),
+                           segment,
+                           k};
         if (!send_run(ep, run, row)) return;
         next += k;
     }
@@ -91,8 +95,8 @@ Row run_dgram(Control &control, const Channel &channel, const Settings &settings
     Row row;
     row.channel = channel.name;
     std::string error;
-    const auto ep = open_dgram_endpoint(channel.provider, DgramOptions{"", settings.mtu, channel.gso, channel.gro},
-                                        &error);
+    const auto ep =
+        open_dgram_endpoint(channel.provider, DgramOptions{"", settings.mtu, channel.gso, channel.gro}, &error);
     if (!ep) {
         row.error = "client: " + error;
         return row;
@@ -146,8 +150,8 @@ Row run_dgram(Control &control, const Channel &channel, const Settings &settings
 void serve_dgram(Control &control, const Channel &channel, const SetupMsg &setup) {
     std::string error;
     ReadyMsg ready{};
-    const auto ep = open_dgram_endpoint(channel.provider, DgramOptions{"", setup.mtu, channel.gso, channel.gro},
-                                        &error);
+    const auto ep =
+        open_dgram_endpoint(channel.provider, DgramOptions{"", setup.mtu, channel.gso, channel.gro}, &error);
     std::vector<fi_addr_t> peer;
     if (!ep || !ep->resolve(setup.name, 1, peer, &error)) {
         copy_text(ready.text, error);

@@ -4,9 +4,9 @@
 //
 // This file is the command line and the two roles; control.cpp is the link between them,
 // dgram.cpp and stream.cpp measure one channel, report.cpp prints the results.
+#include "common/cli_numbers.hpp"
 #include "measure.hpp"
 #include "report.hpp"
-#include "common/cli_numbers.hpp"
 
 #include <arpa/inet.h>
 #include <signal.h>
@@ -307,10 +307,8 @@ int main(int argc, char **argv) {
             Control control(std::move(fd));
             return run_client(control, o, to_string(*to));
         }
-        case Role::loopback:
-            return run_loopback(o);
-        case Role::none:
-            break;
+        case Role::loopback: return run_loopback(o);
+        case Role::none: break;
     }
     return 2;
 }

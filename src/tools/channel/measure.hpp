@@ -7,15 +7,15 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 #include <string>
+#include <string_view>
 
 namespace optireduce::channel_bench {
 
 struct Channel {
     const char *name;
     const char *provider;  // for open_dgram_endpoint; nullptr: the TCP stream
-    bool gso, gro;          // the kernel channel's offloads (DgramOptions); others ignore them
+    bool gso, gro;         // the kernel channel's offloads (DgramOptions); others ignore them
 };
 
 // In the order of the table: the kernel channel with each offload setting, libfabric's udp
@@ -23,7 +23,7 @@ struct Channel {
 inline constexpr Channel kChannels[] = {
     {"kernel", "kernel", true, true},      {"kernel-gso", "kernel", true, false},
     {"kernel-gro", "kernel", false, true}, {"kernel-off", "kernel", false, false},
-    {"udp", "udp", false, false},            {"tcp", nullptr, false, false},
+    {"udp", "udp", false, false},          {"tcp", nullptr, false, false},
 };
 
 // nullptr for a name that is none of them.
@@ -40,13 +40,13 @@ struct Row {
     std::string error;  // not empty: the channel did not run, and why
     std::string note;   // an offload that was asked for but is not in use, and why
     bool stream = false;
-    std::size_t datagram = 0;        // bytes per datagram, header included (0: the stream)
-    std::uint64_t sent = 0;          // datagrams the client handed to the channel
-    std::uint64_t sent_bytes = 0;    // payload in them (the stream: bytes written)
-    std::uint64_t received = 0;      // distinct datagrams that arrived
+    std::size_t datagram = 0;      // bytes per datagram, header included (0: the stream)
+    std::uint64_t sent = 0;        // datagrams the client handed to the channel
+    std::uint64_t sent_bytes = 0;  // payload in them (the stream: bytes written)
+    std::uint64_t received = 0;    // distinct datagrams that arrived
     std::uint64_t received_bytes = 0;
-    std::uint64_t coalesced = 0;     // of them, arrived several to one receive (GRO)
-    double recv_wall_s = 0;          // receiver: first to last arrival
+    std::uint64_t coalesced = 0;  // of them, arrived several to one receive (GRO)
+    double recv_wall_s = 0;       // receiver: first to last arrival
     double send_cpu_s = 0, recv_cpu_s = 0;
 };
 

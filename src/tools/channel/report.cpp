@@ -63,10 +63,9 @@ void print_header(std::FILE *out, const Settings &settings, const std::string &w
                  "  CPU s/GiB: the sender's CPU seconds per GiB sent + the receiver's per GiB received\n"
                  "  (over loopback and veth the kernel's receive processing runs in the sender's system calls\n"
                  "  and is billed to the sender: compare the totals)\n\n",
-                 size_text(settings.bytes).c_str(), where.c_str(),
-                 cap.c_str(), kStreamUnitBytes);
-    std::fprintf(out, "%-12s %8s %7s %7s %11s %11s %12s %10s\n", "channel", "datagram", "Gbit/s", "loss%",
-                 "send us/dg", "recv us/dg", "total us/dg", "CPU s/GiB");
+                 size_text(settings.bytes).c_str(), where.c_str(), cap.c_str(), kStreamUnitBytes);
+    std::fprintf(out, "%-12s %8s %7s %7s %11s %11s %12s %10s\n", "channel", "datagram", "Gbit/s", "loss%", "send us/dg",
+                 "recv us/dg", "total us/dg", "CPU s/GiB");
     std::fflush(out);
 }
 
@@ -98,8 +97,10 @@ std::string to_json(const Row &row) {
     const Figures f = figures(row);
     // The stream has no datagrams: null, not 0.
     const auto datagrams = [&](const char *key, std::uint64_t v) {
-        if (row.stream) j.null_field(key);
-        else j.field(key, v);
+        if (row.stream)
+            j.null_field(key);
+        else
+            j.field(key, v);
     };
     datagrams("datagram_bytes", row.datagram);
     datagrams("sent_datagrams", row.sent);

@@ -18,9 +18,12 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
     int shift = 0;
     if (!text.empty()) {
         switch (text.back()) {
-            case 'k': case 'K': shift = 10; break;
-            case 'm': case 'M': shift = 20; break;
-            case 'g': case 'G': shift = 30; break;
+            case 'k':
+            case 'K': shift = 10; break;
+            case 'm':
+            case 'M': shift = 20; break;
+            case 'g':
+            case 'G': shift = 30; break;
             default: break;
         }
     }

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "probes.hpp"
-#include "transport/fabric.hpp"
 #include "transport/dgram_endpoint.hpp"
+#include "transport/fabric.hpp"
 #include "transport/hints.hpp"
 #include "transport/provider_choice.hpp"
 
@@ -24,14 +24,12 @@ struct Query {
 constexpr Query kRdm{FI_EP_RDM, FI_TAGGED, "RDM"};
 constexpr Query kDgram{FI_EP_DGRAM, FI_MSG, "DGRAM"};
 
-std::string version_text(std::uint32_t v) {
-    return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
-}
+std::string version_text(std::uint32_t v) { return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v)); }
 
-// The hints the engine gives (transport/hints.hpp), so "usable" means usable by optireduce, not merely present: a provider that insists on a memory-registration
-// mode the engine does not implement (FI_MR_ENDPOINT) is left out. Datagram providers may also
-// ask for a message prefix (efa does), which the bounded transport accepts.
-// fi_getinfo returns -FI_ENODATA for "nothing matches": that is an answer, not an error.
+// The hints the engine gives (transport/hints.hpp), so "usable" means usable by optireduce, not merely present: a
+// provider that insists on a memory-registration mode the engine does not implement (FI_MR_ENDPOINT) is left out.
+// Datagram providers may also ask for a message prefix (efa does), which the bounded transport accepts. fi_getinfo
+// returns -FI_ENODATA for "nothing matches": that is an answer, not an error.
 int get_info(const Query &q, const char *provider, FiInfoPtr &out) {
     FiInfoPtr hints = engine_hints(q.ep_type, q.caps, provider);
     if (!hints) return -FI_ENOMEM;
@@ -50,9 +48,8 @@ void add_rows(const Query &q, FabricFacts &f) {
     // One line per provider: fi_getinfo repeats each one for every interface and address family.
     for (const fi_info *i = list.get(); i != nullptr; i = i->next) {
         std::string name = i->fabric_attr->prov_name ? i->fabric_attr->prov_name : "?";
-        bool seen = std::any_of(f.providers.begin(), f.providers.end(), [&](const auto &r) {
-            return r.name == name && r.ep_type == q.label;
-        });
+        bool seen = std::any_of(f.providers.begin(), f.providers.end(),
+                                [&](const auto &r) { return r.name == name && r.ep_type == q.label; });
         if (!seen) f.providers.push_back({name, q.label, i->ep_attr->max_msg_size});
     }
 }
@@ -75,8 +72,8 @@ FabricFacts probe_fabric(const std::string &provider_knob, const std::string &dg
     f.knob = provider_knob;
     for (bool one_node : {true, false}) {
         std::string prov = rdm_provider_for(provider_knob, one_node);
-        f.choices.push_back({one_node ? "all ranks on one node" : "ranks on several nodes", prov,
-                             usable(kRdm, prov), ""});
+        f.choices.push_back(
+            {one_node ? "all ranks on one node" : "ranks on several nodes", prov, usable(kRdm, prov), ""});
     }
     // Bounded mode: a datagram provider, or exact mode's reliable channel where auto says so.
     f.dgram_knob = dgram_knob;
@@ -87,16 +84,16 @@ FabricFacts probe_fabric(const std::string &provider_knob, const std::string &dg
         const char *when = one_node ? "all ranks on one node" : "ranks on several nodes";
         if (dgram.empty()) {
             const std::string rdm = rdm_provider_for(provider_knob, one_node);
-            f.bounded_choices.push_back({when, rdm + " (reliable, no deadline)", usable(kRdm, rdm),
-                                         "no network between the ranks"});
+            f.bounded_choices.push_back(
+                {when, rdm + " (reliable, no deadline)", usable(kRdm, rdm), "no network between the ranks"});
         } else if (dgram == kKernelDgram) {
             // Usable when the kernel channel opens: probe_kernel_channel says.
-            f.bounded_choices.push_back({when, dgram, true,
-                                         automatic ? "no kernel-bypass datagram provider (efa, verbs) here"
-                                                   : "OPTIREDUCE_DGRAM_PROVIDER"});
+            f.bounded_choices.push_back(
+                {when, dgram, true,
+                 automatic ? "no kernel-bypass datagram provider (efa, verbs) here" : "OPTIREDUCE_DGRAM_PROVIDER"});
         } else {
-            f.bounded_choices.push_back({when, dgram, usable(kDgram, dgram),
-                                         automatic ? "kernel bypass found" : "OPTIREDUCE_DGRAM_PROVIDER"});
+            f.bounded_choices.push_back(
+                {when, dgram, usable(kDgram, dgram), automatic ? "kernel bypass found" : "OPTIREDUCE_DGRAM_PROVIDER"});
         }
     }
     return f;

@@ -16,8 +16,7 @@ namespace fs = std::filesystem;
 // ask the loader rather than guessing from our own install prefix.
 std::string loaded_path() {
     Dl_info where{};
-    if (dladdr(reinterpret_cast<void *>(&optireduce_version), &where) == 0 ||
-        where.dli_fname == nullptr)
+    if (dladdr(reinterpret_cast<void *>(&optireduce_version), &where) == 0 || where.dli_fname == nullptr)
         return "(unknown)";
     // Canonical directory, but keep the file name: liboptireduce.so.0 is what the loader
     // resolved, and it says more than the liboptireduce.so.0.1.0 the symlink points to.

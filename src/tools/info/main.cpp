@@ -67,7 +67,9 @@ int main(int argc, char **argv) {
     report.kernel = info::probe_kernel_channel(*parsed.config);
     report.topology = info::probe_topology();
 
-    if (output == Output::json) info::render_json(report, std::cout);
-    else info::render_text(report, std::cout);
+    if (output == Output::json)
+        info::render_json(report, std::cout);
+    else
+        info::render_text(report, std::cout);
     return 0;
 }

@@ -8,8 +8,10 @@ namespace {
 using tools::JsonWriter;
 
 void optional_field(JsonWriter &j, const char *key, const std::optional<std::string> &v) {
-    if (v) j.field(key, *v);
-    else j.null_field(key);
+    if (v)
+        j.field(key, *v);
+    else
+        j.null_field(key);
 }
 
 void library_section(JsonWriter &j, const LibraryFacts &l) {

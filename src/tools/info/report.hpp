@@ -12,11 +12,11 @@
 namespace optireduce::info {
 
 struct LibraryFacts {
-    std::string version;          // optireduce_version() of the linked library
-    std::string mpi_abi;          // optireduce_mpi_abi(): "Open MPI" or "MPICH"
-    std::string path;             // where the dynamic loader found liboptireduce.so
+    std::string version;                    // optireduce_version() of the linked library
+    std::string mpi_abi;                    // optireduce_mpi_abi(): "Open MPI" or "MPICH"
+    std::string path;                       // where the dynamic loader found liboptireduce.so
     std::optional<std::string> mpich_path;  // liboptireduce-mpich.so in the same directory
-    std::string codec_kernels;    // instruction set of the transform and estimator kernels
+    std::string codec_kernels;              // instruction set of the transform and estimator kernels
 };
 
 struct ProviderRow {
@@ -30,12 +30,12 @@ struct ProviderChoice {
     std::string when;      // the situation it is picked in
     std::string provider;  // rdm_provider_for()'s answer
     bool usable = false;
-    std::string why;       // the reason for the choice, where there is one to give
+    std::string why;  // the reason for the choice, where there is one to give
 };
 
 struct FabricFacts {
-    std::string runtime_version;  // fi_version() of the loaded libfabric
-    std::string header_version;   // the headers optireduce-info was compiled with
+    std::string runtime_version;             // fi_version() of the loaded libfabric
+    std::string header_version;              // the headers optireduce-info was compiled with
     std::optional<std::string> fi_provider;  // FI_PROVIDER, which filters everything below
     std::vector<ProviderRow> providers;      // unique (name, ep type), RDM first
     std::string knob;                        // OPTIREDUCE_PROVIDER as parsed
@@ -61,11 +61,11 @@ struct KernelChannelFacts {
 };
 
 struct NetDevice {
-    std::string name;      // OS name: eth0, ib0, mlx5_0
-    std::string kind;      // "network" or "openfabrics"
-    std::string pci;       // bus id, empty when not behind a PCI device
-    std::string numa;      // nearest NUMA node(s), hwloc list syntax ("0", "0-1")
-    std::string cpuset;    // PUs local to it, list syntax
+    std::string name;    // OS name: eth0, ib0, mlx5_0
+    std::string kind;    // "network" or "openfabrics"
+    std::string pci;     // bus id, empty when not behind a PCI device
+    std::string numa;    // nearest NUMA node(s), hwloc list syntax ("0", "0-1")
+    std::string cpuset;  // PUs local to it, list syntax
 };
 
 struct TopologyFacts {

@@ -1,7 +1,7 @@
 #include "bench_support.hpp"
 
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdarg>

@@ -8,21 +8,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
-#include <cstddef>
-#include <cstdint>
 #include <vector>
 
 namespace optireduce::kernel_bench {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kRanks = 4;                 // the scaled sum's ranks and the layout's parts
+constexpr int kRanks = 4;  // the scaled sum's ranks and the layout's parts
 constexpr std::size_t kMinLog = 10, kMaxLog = 16;
-constexpr double kRoundTripTol = 1e-4;    // relative 2-norm error of a round trip
+constexpr double kRoundTripTol = 1e-4;          // relative 2-norm error of a round trip
 constexpr double kTrafficVectors = kRanks + 1;  // the scaled sum reads 4 vectors, writes 1
 constexpr Isa kAllIsas[] = {Isa::scalar, Isa::avx2, Isa::avx512};
 // A run that got less of its core than this was slowed by other work (the process is single
@@ -38,7 +38,7 @@ struct Settings {
     // Encode+decode is the slowest part (14 layouts per instruction set) and streams three
     // vectors (in, wire, out), so half the size keeps the run short and still far out of cache.
     std::size_t codec_floats = std::size_t{8} << 20;
-    std::size_t hot_work = std::size_t{4} << 20;      // floats per timed run of a cache-resident loop
+    std::size_t hot_work = std::size_t{4} << 20;  // floats per timed run of a cache-resident loop
     int warmup = 1;
     int reps = 5;
 };
@@ -88,7 +88,8 @@ struct Timing {
 };
 
 // s.reps timed runs after s.warmup untimed ones: their median and their best.
-template <class F> Timing time_runs(const Settings &s, F &&run) {
+template <class F>
+Timing time_runs(const Settings &s, F &&run) {
     for (int i = 0; i < s.warmup; ++i) run();
     std::vector<double> t;
     for (int i = 0; i < s.reps; ++i) {

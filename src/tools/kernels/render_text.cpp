@@ -65,8 +65,8 @@ void fwht_and_sign_tables(std::FILE *out, const Settings &s, const Results &r) {
 void sum_table(std::FILE *out, const Settings &s, const Results &r) {
     std::fprintf(out, "\n== scaled sum (estimate_partial_sum: own + 3 peers, ranks=4, m=3), %zu MiB vectors ==\n",
                  mib(s.vec_floats));
-    std::fprintf(out, "%-22s %-8s %9s %13s %13s %15s\n", "kernel", "isa", "out GB/s", "traffic GB/s",
-                 "x copy traf.", "in-L2 out GB/s");
+    std::fprintf(out, "%-22s %-8s %9s %13s %13s %15s\n", "kernel", "isa", "out GB/s", "traffic GB/s", "x copy traf.",
+                 "in-L2 out GB/s");
     for (const SumRow &u : r.sum)
         std::fprintf(out, "%-22s %-8s %9.2f %13.2f %13.2f %15.2f\n", u.kernel, u.isa, u.out_gbps, u.traffic_gbps,
                      u.traffic_gbps / (2 * r.copy()), u.hot_out_gbps);
@@ -75,12 +75,11 @@ void sum_table(std::FILE *out, const Settings &s, const Results &r) {
 void codec_table(std::FILE *out, const Settings &s, const Results &r) {
     std::fprintf(out, "\n== whole-vector encode+decode (block_layout, parts=%d, transform on), %zu MiB vector ==\n",
                  kRanks, mib(s.codec_floats));
-    std::fprintf(out, "%-9s %-7s %-10s %-7s %9s %9s %13s %7s\n", "max block", "block", "interleave", "isa",
-                 "enc GB/s", "dec GB/s", "enc+dec GB/s", "x copy");
+    std::fprintf(out, "%-9s %-7s %-10s %-7s %9s %9s %13s %7s\n", "max block", "block", "interleave", "isa", "enc GB/s",
+                 "dec GB/s", "enc+dec GB/s", "x copy");
     for (const CodecRow &c : r.codec)
-        std::fprintf(out, "2^%-7d 2^%-5d %-10s %-7s %9.2f %9.2f %13.2f %7.2f\n", log2_of(c.max_block),
-                     log2_of(c.block), c.interleave ? "on" : "off", to_string(c.isa), c.enc_gbps, c.dec_gbps, c.gbps,
-                     c.gbps / r.copy());
+        std::fprintf(out, "2^%-7d 2^%-5d %-10s %-7s %9.2f %9.2f %13.2f %7.2f\n", log2_of(c.max_block), log2_of(c.block),
+                     c.interleave ? "on" : "off", to_string(c.isa), c.enc_gbps, c.dec_gbps, c.gbps, c.gbps / r.copy());
 }
 
 void summary(std::FILE *out, const Results &r) {
