@@ -7,7 +7,8 @@
 # log in. LD_PRELOAD and every OPTIREDUCE_* variable set in the caller's environment reach the
 # ranks (as -x NAME=VALUE; LD_PRELOAD is not applied to mpirun and orted themselves). Options
 # before `--` go to mpirun unchanged (e.g. -x FOO, --tag-output). Bounded by --timeout; on any
-# exit the rank and orted processes left on the emulated hosts are killed.
+# exit the rank and orted processes this job left on the emulated hosts are killed (only this
+# job's: two jobs may share the hosts).
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR
@@ -43,6 +44,8 @@ launcher=$(command -v mpirun.openmpi || command -v mpirun) || ordemo_die "Open M
 [[ $here != *[\ :]* ]] || ordemo_die "the path $here must not contain spaces or colons"
 
 hostfile=$(mktemp "$ORDEMO_STATE/hostfile.XXXXXX")
+# This job's mark (see cleanup); unique while this script runs.
+export ORDEMO_JOB="$$.${hostfile##*.}"
 job=
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
@@ -53,9 +56,13 @@ cleanup() {
   if [[ -n $job ]] && kill -TERM "$job" 2>/dev/null; then
     for _ in {1..50}; do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
   fi
-  # Every process on the emulated hosts and the switch: the job's and nothing else.
+  # Every process of this job on the emulated hosts and the switch, and nothing else: mpirun,
+  # the orteds and the ranks all inherit ORDEMO_JOB from this script, so a second job sharing the
+  # hosts (a co-tenant) survives this one's end.
   for ns in "$ORDEMO_SWITCH_NS" $(for ((i = 0; i < n; i++)); do ordemo_host_name "$i"; done); do
-    mapfile -t -O "${#pids[@]}" pids < <(ip netns pids "$ns" 2>/dev/null || true)
+    while read -r pid; do
+      grep -qxz "ORDEMO_JOB=$ORDEMO_JOB" "/proc/$pid/environ" 2>/dev/null && pids+=("$pid")
+    done < <(ip netns pids "$ns" 2>/dev/null || true)
   done
   ((${#pids[@]} == 0)) || { kill -CONT "${pids[@]}"; kill -KILL "${pids[@]}"; } 2>/dev/null || true
 }
