@@ -15,7 +15,6 @@
 #include <rdma/fabric.h>
 
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
