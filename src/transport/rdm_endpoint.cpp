@@ -3,6 +3,7 @@
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/hints.hpp"
+#include "transport/shm_leftovers.hpp"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -33,6 +34,9 @@ std::unique_ptr<RdmEndpoint> RdmEndpoint::open(const std::string &provider, std:
     int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &info);
     if (rc != 0 || info == nullptr) return fail("fi_getinfo found no reliable tagged endpoint", rc ? rc : -FI_ENODATA);
     self->info_.reset(info);
+    if (std::strcmp(info->fabric_attr->prov_name, "shm") == 0)
+        for (const std::string &name : remove_shm_leftovers_of_our_pid())
+            OPTIREDUCE_LOG(info, "removed /dev/shm/%s, left by an earlier process with our pid", name.c_str());
 
     self->max_msg_size_ = info->ep_attr->max_msg_size;
     self->mr_local_ = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
