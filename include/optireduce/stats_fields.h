@@ -83,7 +83,12 @@
                                  "reliable channel the transfer failed and the job is aborted with the reason") \
     U64(datagrams_given_up,      "datagrams of bounded operations not sent because their receivers had stopped " \
                                  "waiting for them (the phase's deadline for this sender had passed): a slow " \
-                                 "link's own late data, given up so the next operation does not queue behind it")
+                                 "link's own late data, given up so the next operation does not queue behind it") \
+    U64(entries_zeroed_for_peers, "OPTIREDUCE_IDENTICAL_REPLICAS: entries this rank had but set to 0 because a " \
+                                 "peer missed them, so that every rank's result is the same (also counted in " \
+                                 "entries_lost_ag)") \
+    U64(hole_votes_missing,      "OPTIREDUCE_IDENTICAL_REPLICAS: bounded calls that ended without every peer's " \
+                                 "hole vote: on those, replicas may differ")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

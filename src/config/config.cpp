@@ -167,6 +167,14 @@ constexpr std::array kKnobs{
              "smaller blocks (down to 256) so every rank's shard holds up to 8 blocks; a vector "
              "of fewer than 256 x ranks elements is not transformed",
              &Config::hadamard_block},
+    KnobSpec{"OPTIREDUCE_IDENTICAL_REPLICAS", KnobType::boolean, "1", "0|1", 0, 0, true,
+             "bounded mode: 1 keeps every rank's result bit-identical: after the all-gather the ranks "
+             "exchange which chunks each is missing (one small datagram per peer) and all fill the "
+             "union of those holes with zeros, so a chunk one rank lost is dropped on every rank. "
+             "0: each rank fills only its own holes, with its own contribution times the rank "
+             "count; less data is dropped, but the ranks' results differ wherever one lost "
+             "something, and replicas of a model drift apart",
+             &Config::identical_replicas},
     KnobSpec{"OPTIREDUCE_MAX_LOSS", KnobType::number, "0.1", "0..1", 0, 1, false,
              "bounded mode: fraction of the entries this rank received in one operation that may "
              "be lost before OPTIREDUCE_ON_EXCESS_LOSS acts; the result is returned either way",

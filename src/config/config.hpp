@@ -78,6 +78,7 @@ struct Config {
     // Accuracy under loss: the transform and the loss budget.
     Hadamard hadamard = Hadamard::automatic;
     std::uint64_t hadamard_block = 0;  // elements per transform block, a power of two
+    bool identical_replicas = true;    // every rank fills the union of the all-gather's holes alike
     double max_loss = 0;               // fraction of entries lost in one operation
     ExcessLoss on_excess_loss = ExcessLoss::warn;
     // Test-only fault injection (OPTIREDUCE_FAULT_*): never set in production.

@@ -86,6 +86,7 @@ void BoundedOperation::run() {
         gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
     reduce_scatter(gather);
     all_gather(gather);
+    if (b_.identical_replicas) agree_on_holes();
     fill_and_copy_out();
     feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_, sends_given_up_);
 }
@@ -165,6 +166,7 @@ int BoundedOperation::drain() {
     const int got = b_.channel->endpoint->poll(
         [this](std::span<const std::byte> d, fi_addr_t src) { router_.on_datagram(d, src); });
     router_.repair().serve(*b_.channel->endpoint);
+    router_.votes().serve(*b_.channel->endpoint);
     return got;
 }
 
@@ -263,6 +265,20 @@ void BoundedOperation::finish_phase(int phase, Close how) {
 }
 
 void BoundedOperation::fill_and_copy_out() {
+    if (b_.identical_replicas)
+        fill_agreed_holes();
+    else
+        fill_own_holes();
+    estimate_error();
+    // One write into the user's buffer, after every read of the input (MPI_IN_PLACE aliases
+    // them): the inverse transform, or a copy.
+    if (layout_.transform)
+        decode(layout_, result_, out_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
+    else
+        std::memcpy(out_, result_, n_ * sizeof(float));
+}
+
+void BoundedOperation::fill_own_holes() {
     const int N = comm_.size, me = comm_.rank;
     const std::size_t F = b_.floats_per_datagram;
     const ChunkBitmap &map = rx_.map[1];
@@ -277,13 +293,6 @@ void BoundedOperation::fill_and_copy_out() {
             fill_error_sq_ += fill_error_sq(g.count, N, reducer_.sigma2(rx_.map[0]));
         }
     }
-    estimate_error();
-    // One write into the user's buffer, after every read of the input (MPI_IN_PLACE aliases
-    // them): the inverse transform, or a copy.
-    if (layout_.transform)
-        decode(layout_, result_, out_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
-    else
-        std::memcpy(out_, result_, n_ * sizeof(float));
 }
 
 void BoundedOperation::estimate_error() {
@@ -305,7 +314,9 @@ void BoundedOperation::estimate_error() {
         err2 += rel * rel * n2 * got;
     }
     report_.error_estimate = total2 > 0 ? std::sqrt(err2 / total2) : 0;
-    report_.drift_estimate = total2 > 0 ? std::sqrt(fill_error_sq_ / total2) : 0;
+    // Agreed fills are the same on every rank: no drift, unless a vote did not come.
+    const bool alike = b_.identical_replicas && agreed_.missing == 0;
+    report_.drift_estimate = total2 > 0 && !alike ? std::sqrt(fill_error_sq_ / total2) : 0;
 }
 
 }  // namespace optireduce

@@ -74,7 +74,15 @@ private:
     void pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
     void finish_phase(int phase, Close how);
     void fill_and_copy_out();
+    void fill_own_holes();
     void estimate_error();
+    // OPTIREDUCE_IDENTICAL_REPLICAS (engine/bounded_holes.cpp): the all-gather chunks we miss, in
+    // the numbering every rank shares; the exchange of them (engine/hole_votes.hpp); the fill of
+    // the union, alike on every rank.
+    std::vector<ChunkRange> our_holes() const;
+    void agree_on_holes();
+    void fill_agreed_holes();
+    void rescale_kept(const std::vector<std::size_t> &zeroed_per_shard);
 
     CommState &comm_;
     CommState::Bounded &b_;
@@ -104,6 +112,7 @@ private:
     // Our phase-2 fills' error (squared, absolute, in the wire domain, whose norm is the result's:
     // the transform is orthonormal).
     double fill_error_sq_ = 0;
+    HoleVotes::Outcome agreed_;  // the union of every rank's holes, once agree_on_holes ran
     OpReport report_;
 };
 

@@ -58,8 +58,9 @@ public:
         bool waited = false;         // our previous operation wrote a peer off (wire::kWaited), for peers
         FaultRng faults;             // OPTIREDUCE_FAULT_DELAY decisions
         // Accuracy under loss: agreed at setup.
-        bool hadamard = false;        // OPTIREDUCE_HADAMARD resolved for this communicator
-        std::uint64_t sign_seed = 0;  // rank 0's: the job seed of the random signs
+        bool hadamard = false;           // OPTIREDUCE_HADAMARD resolved for this communicator
+        bool identical_replicas = true;  // OPTIREDUCE_IDENTICAL_REPLICAS (agreed)
+        std::uint64_t sign_seed = 0;     // rank 0's: the job seed of the random signs
         // OPTIREDUCE_ON_EXCESS_LOSS=exact: operations still to run through the underlying MPI, and
         // how many the next excess asks for (doubles while loss stays high). Set only from
         // agreed outcomes, so identical on every rank.

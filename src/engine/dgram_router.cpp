@@ -30,12 +30,14 @@ void DgramRouter::add_comm(CommKey key, int rank, int size, std::vector<fi_addr_
     c.latest.assign(static_cast<std::size_t>(size), 0);
     c.heard.assign(static_cast<std::size_t>(size), 0);
     repair_.add_comm(key, rank, c.peers);
+    votes_.add_comm(key, rank, size, c.peers);
 }
 
 void DgramRouter::remove_comm(CommKey key) {
     std::lock_guard lock(mutex_);
     comms_.erase(key);
     repair_.remove_comm(key);
+    votes_.remove_comm(key);
     if (retired_.size() >= kRetiredKept) retired_.erase(retired_.begin());
     retired_.insert(key);
 }
@@ -62,6 +64,11 @@ void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
         return reject("source rank out of range, our own, or not the sending address");
     if (h.phase == wire::Phase::repair) {
         if (const char *why = repair_.queue(it->first, h, d.subspan(wire::kHeaderBytes)); *why) reject(why);
+        return;
+    }
+    if (h.phase == wire::Phase::hole_vote) {
+        if (const char *why = votes_.on_vote(it->first, h, d.subspan(wire::kHeaderBytes)); *why) reject(why);
+        changed_.notify_all();
         return;
     }
     dispatch(c, h, d);

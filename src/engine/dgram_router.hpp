@@ -9,6 +9,7 @@
 #include "engine/chunk_bitmap.hpp"
 #include "engine/clock.hpp"
 #include "engine/comm_key.hpp"
+#include "engine/hole_votes.hpp"
 #include "engine/phase2_repair.hpp"
 #include "transport/wire_header.hpp"
 
@@ -122,6 +123,9 @@ public:
     // Phase-2 repair: requests that pass the header checks go to it; communicators are added
     // to and removed from it with the router's.
     Phase2Repair &repair() { return repair_; }
+    // The all-gather's hole votes, the same way (engine/hole_votes.hpp); each vote handed in
+    // also notifies changed().
+    HoleVotes &votes() { return votes_; }
 
 private:
     struct Comm {
@@ -164,6 +168,7 @@ private:
     static constexpr std::size_t kRetiredKept = 1024;
     std::set<CommKey> retired_;
     Phase2Repair repair_;
+    HoleVotes votes_;
 };
 
 }  // namespace optireduce

@@ -25,6 +25,7 @@ void ProgressThread::run() {
     while (!stop_.load(std::memory_order_relaxed)) {
         const int got = ep_.poll(sink);
         router_.repair().serve(ep_);  // requests for a shard whose operation returned here
+        router_.votes().serve(ep_);   // votes for an operation that returned here
         if (got > 0) continue;
         if (got < 0) {
             // An operation's thread is draining: the socket stays readable until it is done, so

@@ -13,12 +13,15 @@
 namespace optireduce::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
-inline constexpr std::uint8_t kVersion = 4;           // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited
+inline constexpr std::uint8_t kVersion =
+    5;  // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited; 5: hole vote
 inline constexpr std::size_t kHeaderBytes = 40;
 
 // repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:
 // their indices, uint32 little-endian); the owner answers with ordinary all-gather datagrams.
-enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2, repair = 3 };
+// hole_vote: after its all-gather, a rank's list of the chunks it is missing and of the peers'
+// votes it has, so that every rank fills the same holes the same way (engine/hole_votes.hpp).
+enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2, repair = 3, hole_vote = 4 };
 
 enum Flags : std::uint8_t {
     kTail = 1u << 0,  // among the sender's last datagrams of this phase to this receiver

@@ -9,9 +9,12 @@
  *             means per rank are what makes a biased rescaling fail: with one common mean,
  *             scaling everything that arrived by N / contributors would pass too.
  *   drift     how far the ranks' results differ (max over coordinates of max - min across
- *             ranks, over the rms of the result): exactly 0 in every operation without loss in
- *             the all-gather (and then no drift estimate); with loss, > 0 and reported by the
- *             library's drift estimate. No error estimate where nothing was lost.
+ *             ranks, over the rms of the result): with OPTIREDUCE_IDENTICAL_REPLICAS (the
+ *             default) exactly 0 in every operation, loss or not, with every hole vote in and,
+ *             under loss, entries zeroed because a peer missed them; with it 0, exactly 0 in
+ *             every operation without loss in the all-gather (and then no drift estimate), and
+ *             with loss > 0 and reported by the library's drift estimate. No error estimate
+ *             where nothing was lost.
  *   excess    loss above OPTIREDUCE_MAX_LOSS, with the action of OPTIREDUCE_ON_EXCESS_LOSS:
  *             warn returns success, error returns the library's MPI error (its text names the
  *             knob), exact switches the following operations to the underlying MPI (exact
@@ -133,6 +136,8 @@ static void case_drift(void) {
     const size_t n = 1 << 16;
     const int ops = 40;
     const double p = env_num("OPTIREDUCE_FAULT_DROP", 0);
+    const int identical = env_num("OPTIREDUCE_IDENTICAL_REPLICAS", 1) != 0;
+    const optireduce_stats_t first = stats();
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
     double *hi = malloc(n * sizeof *hi), *lo = malloc(n * sizeof *lo);
     double worst = 0, worst_rms = 0, worst_est = 0;
@@ -175,6 +180,11 @@ static void case_drift(void) {
         drifted += drift > 0;
         reported += est > 0;
         zero_but_reported += drift == 0 && est > 0;
+        if (identical) {
+            CHECK(drift == 0, "op %d: results differ across ranks (max spread %.3g of rms) with identical replicas",
+                  op, drift);
+            CHECK(est == 0, "op %d: drift estimate %.3g with identical replicas", op, est);
+        }
         if (lost_ag == 0) {
             CHECK(drift == 0, "op %d: results differ across ranks (max spread %.3g of rms) without all-gather loss", op, drift);
             CHECK(est == 0, "op %d: drift estimate %.3g without all-gather loss", op, est);
@@ -196,6 +206,17 @@ static void case_drift(void) {
     /* Phase-2 repair: holes in the all-gather are asked for again, so ranks differ in far fewer
      * operations than the injected loss alone would make them (every one of these 40, at 5%). */
     if (p > 0) CHECK(drifted <= ops / 2, "%d of %d ops differ across ranks at loss %.3f", drifted, ops, p);
+    const optireduce_stats_t last = stats();
+    unsigned long long zeroed = last.entries_zeroed_for_peers - first.entries_zeroed_for_peers;
+    const unsigned long long votes_missing = last.hole_votes_missing - first.hole_votes_missing;
+    MPI_Allreduce(MPI_IN_PLACE, &zeroed, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    printf("drift rank %d: identical replicas %d, entries zeroed for peers (all ranks) %llu, "
+           "calls without every hole vote %llu\n", g_rank, identical, zeroed, votes_missing);
+    if (identical) CHECK(votes_missing == 0, "%llu calls ended without every peer's hole vote", votes_missing);
+    /* Under loss the agreement must have had something to agree on: holes one rank had and
+     * another filled. Without the exchange every such op shows up as drift above instead. */
+    if (identical && p > 0) CHECK(zeroed > 0, "no entry zeroed for a peer at loss %.3f", p);
+    if (!identical) CHECK(zeroed == 0, "%llu entries zeroed for peers with identical replicas off", zeroed);
     CHECK(zero_but_reported == 0, "drift reported in %d operations where the ranks agreed", zero_but_reported);
     free(in);
     free(out);

@@ -132,7 +132,7 @@ wire::Header random_header(FuzzedDataProvider &in, const Rank &r) {
     h.seq = base + static_cast<std::uint32_t>(in.ConsumeIntegralInRange<int>(-3, 6));
     h.src_rank = static_cast<std::uint32_t>(in.ConsumeIntegralInRange<int>(0, r.size - 1));
     h.chunk = in.ConsumeIntegralInRange<std::uint32_t>(0, 12);
-    const std::uint8_t phase = in.ConsumeIntegralInRange<std::uint8_t>(1, 3);
+    const std::uint8_t phase = in.ConsumeIntegralInRange<std::uint8_t>(1, 4);
     h.phase = static_cast<wire::Phase>(phase);
     h.flags = in.ConsumeIntegral<std::uint8_t>() & 0x7;
     h.loss_hint = in.ConsumeIntegral<std::uint8_t>();
@@ -154,7 +154,8 @@ void send_structured(FuzzedDataProvider &in, DgramRouter &router, const Rank &r)
     wire::Header h = random_header(in, r);
     // Payload: usually the length of the chunk the header names, else anything.
     std::size_t floats = 0;
-    if (r.open && h.src_rank < static_cast<std::uint32_t>(r.size) && h.phase != wire::Phase::repair) {
+    const bool stream = h.phase == wire::Phase::reduce_scatter || h.phase == wire::Phase::all_gather;
+    if (r.open && h.src_rank < static_cast<std::uint32_t>(r.size) && stream) {
         const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
         const std::size_t len = r.op.length[p][h.src_rank], F = r.op.floats_per_datagram;
         if (h.chunk < segment_count(len, F)) floats = segment_of(len, F, h.chunk).count;

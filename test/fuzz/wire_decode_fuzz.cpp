@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     if (h.version != kVersion) fail("accepted another version");
     if (h.phase == Phase::repair && (h.payload_len == 0 || h.payload_len % 4 != 0 || h.flags != 0))
         fail("accepted a malformed repair request");
+    if (h.phase == Phase::hole_vote && (h.payload_len == 0 || h.flags != 0)) fail("accepted a malformed hole vote");
     if (h.phase != Phase::all_gather && (h.shard_error != 0 || (h.flags & kEarly)))
         fail("accepted all-gather fields outside the all-gather");
     if (h.phase != Phase::reduce_scatter && (h.flags & kWaited)) fail("accepted kWaited outside the reduce-scatter");

@@ -46,6 +46,7 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_FAULT_EXIT_RANK", "1"},
     {"OPTIREDUCE_HADAMARD_BLOCK", "1024"},
     {"OPTIREDUCE_MAX_LOSS", "0.2"},
+    {"OPTIREDUCE_IDENTICAL_REPLICAS", "0"},
     {"OPTIREDUCE_ON_EXCESS_LOSS", "exact"},
     {"OPTIREDUCE_IFACE", "eth0"},
     {"OPTIREDUCE_MTU", "1500"},
@@ -55,10 +56,10 @@ const std::map<std::string, std::string> kOtherValue{
 TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
     std::vector<std::string> names;
     for (const char *n : Config::agreement_names()) names.emplace_back(n);
-    EXPECT_EQ(names,
-              (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES", "OPTIREDUCE_PROVIDER",
-                                        "OPTIREDUCE_SEGMENT_BYTES", "OPTIREDUCE_DGRAM_PROVIDER", "OPTIREDUCE_HADAMARD",
-                                        "OPTIREDUCE_HADAMARD_BLOCK", "OPTIREDUCE_ON_EXCESS_LOSS"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES", "OPTIREDUCE_PROVIDER",
+                                               "OPTIREDUCE_SEGMENT_BYTES", "OPTIREDUCE_DGRAM_PROVIDER",
+                                               "OPTIREDUCE_HADAMARD", "OPTIREDUCE_HADAMARD_BLOCK",
+                                               "OPTIREDUCE_IDENTICAL_REPLICAS", "OPTIREDUCE_ON_EXCESS_LOSS"}));
     EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
 }
 

@@ -51,7 +51,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(1), 'R');
     EXPECT_EQ(byte(2), 'D');
     EXPECT_EQ(byte(3), 'G');
-    EXPECT_EQ(byte(4), 4u);     // version
+    EXPECT_EQ(byte(4), 5u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
     EXPECT_EQ(byte(7), 0x2au);  // loss hint
@@ -80,7 +80,7 @@ TEST(WireHeader, RejectsEachMalformation) {
     d[4] = std::byte{2};
     expect_error(d, DecodeError::bad_version);
     d = good;
-    d[5] = std::byte{4};
+    d[5] = std::byte{5};
     expect_error(d, DecodeError::bad_phase);
     d = good;
     d[6] = std::byte{0x80};
@@ -138,6 +138,24 @@ TEST(WireHeader, RepairRequestsCarryWholeIndicesAndNothingElse) {
         EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_length) << len;
     }
     h.payload_len = 8;
+    h.flags = kTail;
+    EXPECT_EQ(decode(datagram(h)).error, DecodeError::reserved_set);
+    h.flags = 0;
+    h.shard_error = 0x3c00;
+    EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_shard_error);
+}
+
+// A hole vote: a payload (the vote), no flags, no shard error.
+TEST(WireHeader, HoleVotesCarryAPayloadAndNothingElse) {
+    Header h = sample();
+    h.phase = Phase::hole_vote;
+    h.flags = 0;
+    h.shard_error = 0;
+    h.payload_len = 3;
+    EXPECT_TRUE(decode(datagram(h)).header.has_value());
+    h.payload_len = 0;
+    EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_length);
+    h.payload_len = 3;
     h.flags = kTail;
     EXPECT_EQ(decode(datagram(h)).error, DecodeError::reserved_set);
     h.flags = 0;

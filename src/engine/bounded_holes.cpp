@@ -1,0 +1,124 @@
+// OPTIREDUCE_IDENTICAL_REPLICAS: the hole exchange after the all-gather, and the fill that is the
+// same on every rank (engine/hole_votes.hpp says why and how).
+#include "codec/estimators.hpp"
+#include "engine/bounded_operation.hpp"
+#include "engine/context.hpp"
+#include "telemetry/stats.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace optireduce {
+namespace {
+
+// Chunk numbers shared by every rank: shard s's chunks follow those of shards 0..s-1.
+std::vector<std::uint64_t> chunk_bases(const BlockLayout &layout, int ranks, std::size_t F) {
+    std::vector<std::uint64_t> base(static_cast<std::size_t>(ranks) + 1, 0);
+    for (int s = 0; s < ranks; ++s)
+        base[static_cast<std::size_t>(s) + 1] =
+            base[static_cast<std::size_t>(s)] + segment_count(layout.shard(s).count, F);
+    return base;
+}
+
+}  // namespace
+
+std::vector<ChunkRange> BoundedOperation::our_holes() const {
+    const std::vector<std::uint64_t> base = chunk_bases(layout_, comm_.size, b_.floats_per_datagram);
+    const ChunkBitmap &map = rx_.map[1];
+    std::vector<ChunkRange> holes;
+    for (std::size_t s = 0; s < map.size(); ++s) {
+        if (map.received(s) == map.chunks(s)) continue;
+        for (std::uint32_t c = 0; c < map.chunks(s); ++c) {
+            if (map.test(s, c)) continue;
+            const auto g = static_cast<std::uint32_t>(base[s] + c);
+            if (!holes.empty() && holes.back().first + holes.back().count == g)
+                ++holes.back().count;
+            else
+                holes.push_back({g, 1});
+        }
+    }
+    return holes;
+}
+
+void BoundedOperation::agree_on_holes() {
+    HoleVotes &votes = router_.votes();
+    DgramEndpoint &ep = *b_.channel->endpoint;
+    const std::size_t F = b_.floats_per_datagram;
+    votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), F * sizeof(float));
+    // Peers close their all-gather up to about one deadline after us (theirs started later, or
+    // a slow link kept them longer): that long, and as long again, before a missing vote counts.
+    const double deadline_ms = clock_[1].deadline_ms[1];
+    const auto budget = std::chrono::duration<double, std::milli>(2 * deadline_ms + 2);
+    const auto every = std::chrono::duration<double, std::milli>(std::max(1.0, deadline_ms / 16));
+    const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(budget);
+    for (;;) {
+        const Clock::time_point now = Clock::now();
+        votes.send(ep, b_.key, seq_, now, std::chrono::duration_cast<Clock::duration>(every));
+        if (votes.done(b_.key, seq_) || now >= until) break;
+        const int got = drain();
+        if (got < 0) {
+            // The progress thread is draining: it notifies when a vote came.
+            std::unique_lock lock(router_.mutex());
+            router_.changed().wait_for(lock, std::chrono::microseconds(200));
+        } else if (got == 0) {
+            ep.wait(1);
+        }
+    }
+    agreed_ = votes.close(b_.key, seq_);
+    if (agreed_.missing > 0) bump(process_stats().hole_votes_missing);
+}
+
+// With the transform, a coordinate of the result is a random-signed mix of a block's wire
+// coordinates, so zeroing a fraction f of them shrinks it by 1 - f on average over the signs;
+// scaling the rest by 1 / (1 - f) keeps the result unbiased. Blocks are interleaved across their
+// shard, so a shard's holes take about the same fraction from each of its blocks: the shard's
+// fraction stands for each block's. Every rank has the same holes, so the same factors.
+void BoundedOperation::rescale_kept(const std::vector<std::size_t> &zeroed) {
+    for (std::size_t s = 0; s < zeroed.size(); ++s) {
+        const Range r = layout_.shard(static_cast<int>(s));
+        if (zeroed[s] == 0 || zeroed[s] >= r.count) continue;
+        const float k = static_cast<float>(static_cast<double>(r.count) / static_cast<double>(r.count - zeroed[s]));
+        for (std::size_t i = 0; i < r.count; ++i) result_[r.offset + i] *= k;
+    }
+}
+
+void BoundedOperation::fill_agreed_holes() {
+    if (agreed_.holes.empty()) return;
+    const int me = comm_.rank;
+    const std::size_t F = b_.floats_per_datagram;
+    const std::vector<std::uint64_t> base = chunk_bases(layout_, comm_.size, F);
+    const ChunkBitmap &map = rx_.map[1];
+    // A hole's error is its true value, unknown where we miss it: we count the energy per entry
+    // of the chunks we have instead (the transform spreads energy evenly).
+    double had_sq = 0;
+    std::uint64_t had = 0, missed = 0, zeroed_for_peers = 0;
+    std::vector<std::size_t> zeroed(base.size() - 1, 0);  // per shard
+    for (const ChunkRange &r : agreed_.holes) {
+        for (std::uint64_t g = r.first; g < std::uint64_t{r.first} + r.count; ++g) {
+            const auto s = static_cast<std::size_t>(std::upper_bound(base.begin(), base.end(), g) - base.begin() - 1);
+            const auto c = static_cast<std::uint32_t>(g - base[s]);
+            const Range theirs = layout_.shard(static_cast<int>(s));
+            const Range seg = segment_of(theirs.count, F, c);
+            float *p = result_ + theirs.offset + seg.offset;
+            if (static_cast<int>(s) == me || map.test(s, c)) {
+                had_sq += sum_squares(p, seg.count);
+                had += seg.count;
+                zeroed_for_peers += seg.count;
+            } else {
+                missed += seg.count;
+            }
+            std::memset(p, 0, seg.count * sizeof(float));
+            zeroed[s] += seg.count;
+        }
+    }
+    if (layout_.transform) rescale_kept(zeroed);
+    const double total_sq = sum_squares(result_, layout_.padded);
+    const std::uint64_t kept = layout_.padded - had - missed;
+    fill_error_sq_ += had_sq + (kept > 0 ? total_sq / static_cast<double>(kept) * static_cast<double>(missed) : 0);
+    report_.lost += zeroed_for_peers;
+    bump(process_stats().entries_lost_ag, zeroed_for_peers);
+    bump(process_stats().entries_zeroed_for_peers, zeroed_for_peers);
+}
+
+}  // namespace optireduce

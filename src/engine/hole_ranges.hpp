@@ -1,0 +1,47 @@
+// The all-gather's holes as ranges of chunk indices, and the vote that carries them (pure).
+//
+// Chunks are numbered across the whole result, shard by shard in rank order (shard s's chunk c
+// is base(s) + c), so every rank names a chunk the same way. A vote is one datagram's payload:
+//   uint16 have_bytes | have_bytes of bitmap (bit p: the sender has rank p's vote) |
+//   have_bytes of bitmap (bit p: rank p has shown it has the sender's vote) |
+//   uint32 ranges | ranges x (uint32 first, uint32 count), all little-endian.
+// Where the holes are too scattered for one datagram, nearby ranges are merged, so a vote may
+// name chunks its sender has: a superset is harmless, since every rank fills the union.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace optireduce {
+
+struct ChunkRange {
+    std::uint32_t first = 0, count = 0;
+    bool operator==(const ChunkRange &) const = default;
+};
+
+// Sorted, disjoint, non-adjacent ranges covering exactly the ranges given.
+std::vector<ChunkRange> merge_ranges(std::vector<ChunkRange> ranges);
+
+// At most `max_ranges` ranges covering `ranges` (sorted and merged), closing the smallest gaps.
+std::vector<ChunkRange> coarsen_ranges(std::vector<ChunkRange> ranges, std::size_t max_ranges);
+
+struct HoleVote {
+    std::vector<std::uint8_t> have;       // by rank: 1 if the sender has that rank's vote
+    std::vector<std::uint8_t> confirmed;  // by rank: 1 if that rank has shown it has the sender's
+    std::vector<ChunkRange> holes;
+    // Whether rank r still needs something from the sender's receiver: r's vote, or word that
+    // r's vote is in. Only then is a vote answered, so answers are never answered.
+    bool needs_from(std::size_t r) const { return !have[r] || !confirmed[r]; }
+};
+
+// The payload bytes of a vote for `ranks` ranks, holes coarsened to fit `max_payload` bytes;
+// empty if not even the have-bitmap and one range fit.
+std::vector<std::byte> encode_vote(const HoleVote &v, std::size_t max_payload);
+// nullopt for a payload that is not a vote of a `ranks`-rank communicator with ranges inside
+// [0, total_chunks).
+std::optional<HoleVote> decode_vote(std::span<const std::byte> payload, int ranks, std::uint64_t total_chunks);
+
+}  // namespace optireduce

@@ -1,0 +1,94 @@
+// Identical replicas: after its all-gather every rank tells every peer which chunks of the
+// result it is missing, and every rank then fills the union of those holes the same way (with
+// zeros, engine/bounded_fill), so the ranks' results stay bit-identical even where the network
+// lost or delayed different data to different ranks. A rank that fills a hole with its own
+// estimate (the alternative) makes its replica drift from its peers' with every such operation.
+//
+// The exchange, per operation, over the datagram channel: each rank sends its vote (its holes and
+// which peers' votes it has) to every peer that has not yet shown it has ours, again every resend
+// interval, and at once to any peer whose vote arrives. It is done when it has every peer's vote
+// and every peer has shown it has ours. A rank that finished keeps its last vote and answers
+// late ones (the progress thread sends them), so the last confirmation can always be repeated.
+// Bounded: a vote that does not come within the operation's budget is counted
+// (hole_votes_missing) and the union of the votes in is filled; only then may replicas differ.
+#pragma once
+
+#include "engine/clock.hpp"
+#include "engine/comm_key.hpp"
+#include "engine/hole_ranges.hpp"
+#include "transport/dgram_endpoint.hpp"
+#include "transport/wire_header.hpp"
+
+#include <rdma/fabric.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace optireduce {
+
+class HoleVotes {
+public:
+    static constexpr std::size_t kRoundsKept = 8;  // per communicator: the open ones and peers' next ones
+    static constexpr std::size_t kClosedKept = 4;  // per communicator: closed rounds still answered
+
+    void add_comm(CommKey key, int rank, int size, std::vector<fi_addr_t> peers);
+    void remove_comm(CommKey key);
+
+    // A vote from `h.src_rank` (its header already checked by the router). Returns "" or why it
+    // was refused (the router counts it as invalid).
+    const char *on_vote(CommKey key, const wire::Header &h, std::span<const std::byte> payload);
+
+    // The operation's side. open: our holes for operation `seq` of a result of `total_chunks`.
+    void open(CommKey key, std::uint32_t seq, std::uint64_t total_chunks, std::vector<ChunkRange> holes,
+              std::size_t max_payload);
+    // Sends our vote where it is due (see above); `now` and `every` pace the repeats.
+    void send(DgramEndpoint &ep, CommKey key, std::uint32_t seq, Clock::time_point now, Clock::duration every);
+    // Every peer's vote is in and every peer has ours.
+    bool done(CommKey key, std::uint32_t seq);
+    struct Outcome {
+        std::vector<ChunkRange> holes;  // the union of our holes and every vote in, merged
+        int missing = 0;                // peers whose vote did not come
+    };
+    // Ends the operation's exchange; our vote stays to answer peers still asking.
+    Outcome close(CommKey key, std::uint32_t seq);
+
+    // Answers to votes for operations this rank has closed, sent by whichever thread drains.
+    void serve(DgramEndpoint &ep);
+
+private:
+    struct Round {
+        bool opened = false;
+        std::uint64_t total_chunks = 0;
+        std::size_t max_payload = 0;
+        std::vector<ChunkRange> ours;                        // our holes, once open
+        std::vector<std::uint8_t> in, confirmed, reply_due;  // by peer: its vote, it has ours, it asked
+        std::vector<std::vector<ChunkRange>> votes;
+        std::vector<Clock::time_point> last_sent;
+    };
+    struct Answer {
+        fi_addr_t dest;
+        std::vector<std::byte> datagram;
+    };
+    struct Comm {
+        int rank = 0, size = 0;
+        std::vector<fi_addr_t> peers;
+        std::map<std::uint32_t, Round> rounds;
+        // Our final votes (datagrams) of the latest rounds we closed, by sequence number: more than
+        // one, as operations of one communicator may be in flight together.
+        std::map<std::uint32_t, std::vector<std::byte>> closed;
+        std::vector<Answer> answers;
+    };
+    static Round &start_round(Comm &c, Round &r);
+    static std::vector<std::byte> datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r);
+
+    std::mutex mutex_;  // taken after the router's when the router hands a vote in; never before
+    std::map<CommKey, Comm> comms_;
+    std::atomic<bool> pending_{false};
+};
+
+}  // namespace optireduce

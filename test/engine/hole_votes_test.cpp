@@ -1,0 +1,158 @@
+// The all-gather's hole votes: the ranges and their wire payload (pure), and the exchange between
+// three ranks over a scripted network that loses datagrams: every rank ends with the same union,
+// every vote in, and a rank that closed still answers a peer that missed its last confirmation.
+#include "engine/hole_votes.hpp"
+#include "engine/hole_ranges.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace optireduce {
+namespace {
+
+TEST(HoleRanges, MergeSortsJoinsAndDropsEmpty) {
+    EXPECT_EQ(merge_ranges({{10, 2}, {0, 3}, {3, 1}, {11, 5}, {20, 0}}), (std::vector<ChunkRange>{{0, 4}, {10, 6}}));
+}
+
+TEST(HoleRanges, CoarsenKeepsTheWidestGapsAndCoversEverything) {
+    const std::vector<ChunkRange> in{{0, 1}, {2, 1}, {10, 1}, {12, 1}, {40, 1}};
+    const auto out = coarsen_ranges(in, 3);
+    EXPECT_EQ(out, (std::vector<ChunkRange>{{0, 3}, {10, 3}, {40, 1}}));
+    EXPECT_EQ(coarsen_ranges(in, 1), (std::vector<ChunkRange>{{0, 41}}));
+    EXPECT_EQ(coarsen_ranges(in, 9), merge_ranges(in));
+}
+
+TEST(HoleRanges, VoteRoundTripsAndFitsItsDatagram) {
+    HoleVote v{{1, 0, 1, 1, 0, 0, 0, 0, 1}, {0, 1, 1, 0, 0, 0, 0, 0, 1}, {}};
+    for (std::uint32_t i = 0; i < 500; ++i) v.holes.push_back({3 * i, 1});
+    const auto small = encode_vote(v, 100);
+    ASSERT_FALSE(small.empty());
+    EXPECT_LE(small.size(), 100u);
+    const auto back = decode_vote(small, 9, 2000);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->have, v.have);
+    EXPECT_EQ(back->confirmed, v.confirmed);
+    // Coarsened: fewer ranges, but every hole still inside one.
+    for (const ChunkRange &h : v.holes) {
+        bool covered = false;
+        for (const ChunkRange &r : back->holes)
+            covered = covered || (h.first >= r.first && h.first < r.first + r.count);
+        EXPECT_TRUE(covered) << h.first;
+    }
+    const auto full = encode_vote(v, 9000);
+    EXPECT_EQ(decode_vote(full, 9, 2000)->holes, v.holes);
+    EXPECT_FALSE(decode_vote(full, 8, 2000));  // another communicator size
+    EXPECT_FALSE(decode_vote(full, 9, 1000));  // ranges beyond the result
+    auto cut = full;
+    cut.pop_back();
+    EXPECT_FALSE(decode_vote(cut, 9, 2000));  // truncated
+}
+
+// Datagrams go into a shared list; the test delivers them, dropping some.
+class Network final : public DgramEndpoint {
+public:
+    Network() : DgramEndpoint("scripted") {}
+    std::string describe() const override { return "scripted"; }
+    bool resolve(std::span<const std::byte>, int, std::vector<fi_addr_t> &, std::string *) override { return true; }
+    std::size_t max_datagram(std::span<const fi_addr_t>) const override { return 1472; }
+    std::size_t run_datagrams(std::size_t) const override { return 1; }
+    int send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) override {
+        std::vector<std::byte> d(header.begin(), header.end());
+        d.insert(d.end(), payload.begin(), payload.end());
+        queue.push_back({dest, std::move(d)});
+        return 0;
+    }
+    int send_runs(std::span<const DgramRun>, std::span<std::size_t>) override { return 0; }
+    int poll(const Sink &) override { return 0; }
+    void wait(int) override {}
+    void wake() override {}
+    std::vector<std::pair<fi_addr_t, std::vector<std::byte>>> queue;
+};
+
+constexpr CommKey kKey{42, 7};
+constexpr int kRanks = 3;
+
+struct Ranks {
+    HoleVotes votes[kRanks];
+    Network net;
+    Ranks() {
+        for (int r = 0; r < kRanks; ++r) votes[r].add_comm(kKey, r, kRanks, {0, 1, 2});
+    }
+    // Delivers what was sent, each datagram lost with probability `loss`.
+    void deliver(std::mt19937 &rng, double loss) {
+        auto queue = std::move(net.queue);
+        net.queue.clear();
+        std::bernoulli_distribution lost(loss);
+        for (auto &[dest, d] : queue) {
+            if (lost(rng)) continue;
+            const wire::Decoded dec = wire::decode(d);
+            ASSERT_TRUE(dec.header);
+            EXPECT_STREQ(votes[dest].on_vote(kKey, *dec.header, std::span(d).subspan(wire::kHeaderBytes)), "");
+        }
+    }
+};
+
+TEST(HoleVotes, EveryRankEndsWithTheSameUnionDespiteLoss) {
+    for (unsigned seed = 1; seed <= 21; ++seed) {
+        const double loss = seed == 21 ? 0 : 0.3;  // without loss nothing can end an exchange but the protocol
+        std::mt19937 rng(seed);
+        Ranks ranks;
+        const std::vector<ChunkRange> holes[kRanks] = {{{3, 2}}, {}, {{4, 3}, {50, 1}}};
+        for (int r = 0; r < kRanks; ++r) ranks.votes[r].open(kKey, 9, 100, holes[r], 1432);
+        Clock::time_point now{};
+        bool closed[kRanks] = {};
+        HoleVotes::Outcome out[kRanks];
+        for (int step = 0; step < 200; ++step) {
+            now += std::chrono::milliseconds(1);
+            for (int r = 0; r < kRanks; ++r) {
+                if (closed[r]) {
+                    ranks.votes[r].serve(ranks.net);
+                    continue;
+                }
+                ranks.votes[r].send(ranks.net, kKey, 9, now, std::chrono::milliseconds(2));
+                if (ranks.votes[r].done(kKey, 9)) {
+                    out[r] = ranks.votes[r].close(kKey, 9);
+                    closed[r] = true;
+                }
+            }
+            ranks.deliver(rng, loss);
+        }
+        // Once every rank closed, answers are not answered: the network falls silent.
+        for (int step = 0; step < 3; ++step) {
+            for (HoleVotes &v : ranks.votes) v.serve(ranks.net);
+            ranks.deliver(rng, 0);
+        }
+        for (HoleVotes &v : ranks.votes) v.serve(ranks.net);
+        EXPECT_TRUE(ranks.net.queue.empty()) << "seed " << seed << ": " << ranks.net.queue.size() << " still sent";
+        for (int r = 0; r < kRanks; ++r) {
+            ASSERT_TRUE(closed[r]) << "seed " << seed << " rank " << r;
+            EXPECT_EQ(out[r].missing, 0);
+            EXPECT_EQ(out[r].holes, (std::vector<ChunkRange>{{3, 4}, {50, 1}})) << "seed " << seed << " rank " << r;
+        }
+    }
+}
+
+TEST(HoleVotes, AVoteForTheNextOperationWaitsAndOldOnesAreIgnored) {
+    std::mt19937 rng(1);
+    Ranks ranks;
+    // Rank 1 is an operation ahead: its vote for 10 reaches rank 0 before rank 0 opened 10.
+    ranks.votes[1].open(kKey, 10, 100, {{7, 1}}, 1432);
+    ranks.votes[1].send(ranks.net, kKey, 10, Clock::time_point{} + std::chrono::seconds(1), {});
+    ranks.deliver(rng, 0);
+    ranks.votes[0].open(kKey, 10, 100, {}, 1432);
+    const auto out = ranks.votes[0].close(kKey, 10);
+    EXPECT_EQ(out.missing, 1);  // rank 2 never voted
+    EXPECT_EQ(out.holes, (std::vector<ChunkRange>{{7, 1}}));
+}
+
+TEST(HoleVotes, NoVoteWithoutAPeerIsDone) {
+    Ranks ranks;
+    ranks.votes[0].open(kKey, 1, 100, {}, 1432);
+    EXPECT_FALSE(ranks.votes[0].done(kKey, 1));
+    EXPECT_EQ(ranks.votes[0].close(kKey, 1).missing, 2);
+}
+
+}  // namespace
+}  // namespace optireduce
