@@ -46,10 +46,13 @@ void BoundedOperation::agree_on_holes() {
     DgramEndpoint &ep = *b_.channel->endpoint;
     const std::size_t F = b_.floats_per_datagram;
     votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), F * sizeof(float));
-    // Peers close their all-gather up to about one deadline after us (theirs started later, or
-    // a slow link kept them longer): that long, and as long again, before a missing vote counts.
+    // A peer behind a slow link closes its all-gather up to both phases' deadlines after us (it
+    // waits for the last reduce-scatter start, then the owners' streams), and its vote may then
+    // queue behind up to one more deadline of its own data (StreamSender's send limit): twice
+    // that before a missing vote counts. Only a slow peer makes the wait that long.
     const double deadline_ms = clock_[1].deadline_ms[1];
-    const auto budget = std::chrono::duration<double, std::milli>(2 * deadline_ms + 2);
+    const double budget_ms = 2 * (clock_[1].deadline_ms[0] + deadline_ms) + 5;
+    const auto budget = std::chrono::duration<double, std::milli>(budget_ms);
     const auto every = std::chrono::duration<double, std::milli>(std::max(1.0, deadline_ms / 16));
     const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(budget);
     for (;;) {
