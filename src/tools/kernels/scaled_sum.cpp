@@ -78,19 +78,21 @@ void measure_sum(const Settings &s, Results &r) {
         }
         add("estimate_partial_sum", to_string(isa), t, th);
     }
-    // The plain sum of the same four vectors, for comparison: what the scaled sum adds to it.
-    const Timing t = time_runs(s, [&] {
-        sum_in_order(all, dst.data(), n);
-        keep(dst.data());
-    });
-    const Timing th = time_runs(s, [&] {
-        for (std::size_t i = 0; i < iters; ++i) {
-            sum_in_order(hall, hdst.data(), hn);
-            keep(hdst.data());
-        }
-    });
-    check_plain_sum(all, dst.data(), n);
-    add("sum_in_order (4 srcs)", "baseline", t, th);
+    // The plain sum of the same four vectors (the owner's reduction), each path bit for bit.
+    for (const Isa isa : r.isas) {
+        const Timing t = time_runs(s, [&] {
+            sum_in_order(all, dst.data(), n, isa);
+            keep(dst.data());
+        });
+        const Timing th = time_runs(s, [&] {
+            for (std::size_t i = 0; i < iters; ++i) {
+                sum_in_order(hall, hdst.data(), hn, isa);
+                keep(hdst.data());
+            }
+        });
+        check_plain_sum(all, dst.data(), n);
+        add("sum_in_order (4 srcs)", to_string(isa), t, th);
+    }
 }
 
 }  // namespace optireduce::kernel_bench
