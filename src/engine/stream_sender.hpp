@@ -114,11 +114,16 @@ void StreamSender::send_all(Clock::time_point limit, Drain &&drain) {
         pump(&progressed, &earliest);
         drain();  // what peers sent meanwhile, before the socket buffer overflows
         if (!progressed) {
-            // Paced or the queue is full: wait for the earliest token, never past the limit.
-            if (earliest != Clock::time_point::max() && earliest - Clock::now() > std::chrono::microseconds(50))
+            // Paced: sleep until the earliest token, never past the limit. The queue is full:
+            // sleep in the kernel until it has room (or a datagram comes to drain), at most
+            // until the next token or 1 ms, never past the limit.
+            const Clock::time_point now = Clock::now();
+            if (earliest != Clock::time_point::max() && earliest - now > std::chrono::microseconds(50))
                 std::this_thread::sleep_until(std::min(earliest, limit));
             else
-                std::this_thread::yield();
+                ep_.wait_for_send_space(
+                    std::chrono::duration_cast<std::chrono::microseconds>(std::clamp<Clock::duration>(
+                        std::min(earliest, limit) - now, Clock::duration::zero(), std::chrono::milliseconds(1))));
         }
     }
 }

@@ -17,12 +17,14 @@
 #include <rdma/fabric.h>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace optireduce {
@@ -91,6 +93,10 @@ public:
     virtual void wait(int timeout_ms) = 0;
     // Ends a wait() in progress (another thread needs the progress thread's attention).
     virtual void wake() = 0;
+    // After a send found the queue full: blocks until it has room again, a datagram may be
+    // waiting (the caller drains while it sends), or `max` passed. A channel that cannot tell
+    // only yields the core.
+    virtual void wait_for_send_space(std::chrono::microseconds /*max*/) { std::this_thread::yield(); }
 
 protected:
     explicit DgramEndpoint(std::string provider) : provider_(std::move(provider)) {}

@@ -50,6 +50,7 @@ public:
     int poll(const Sink &sink) override;
     void wait(int timeout_ms) override { inner_->wait(timeout_ms); }
     void wake() override { inner_->wake(); }
+    void wait_for_send_space(std::chrono::microseconds max) override { inner_->wait_for_send_space(max); }
 
 private:
     bool duplicate();

@@ -99,6 +99,16 @@ void UdpSocketEndpoint::wait(int timeout_ms) {
     }
 }
 
+void UdpSocketEndpoint::wait_for_send_space(std::chrono::microseconds max) {
+    // The kernel reports POLLOUT once the socket's send buffer is half free again (EAGAIN came
+    // from a full one): one wake-up per half buffer instead of a retry loop on a busy core.
+    pollfd pfd = {io_.fd(), POLLOUT | POLLIN, 0};
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(max);
+    const timespec ts{static_cast<time_t>(s.count()),
+                      static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(max - s).count())};
+    ::ppoll(&pfd, 1, &ts, nullptr);
+}
+
 void UdpSocketEndpoint::wake() {
     if (wake_.get() < 0) return;
     const std::uint64_t one = 1;

@@ -39,6 +39,7 @@ public:
     int poll(const Sink &sink) override;
     void wait(int timeout_ms) override;
     void wake() override;
+    void wait_for_send_space(std::chrono::microseconds max) override;
 
     // What optireduce-info and the log report: whether each offload is in use, and if not why.
     bool gso() const { return io_.gso(); }
