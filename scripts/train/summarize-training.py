@@ -107,6 +107,8 @@ def row_stats(runs):
         if any(r.get("stragglers_written_off") is not None for r in ok) else None,
         "drift": max_or_none([r.get("final_drift") for r in ok]),
         "spread": max_or_none([r.get("checksum_spread") for r in ok]),
+        # CPU seconds per training step, summed over the ranks (every thread, evaluations out).
+        "cpu": mean_or_none([r.get("cpu_s_per_step") for r in ok]),
     }
 
 
@@ -123,8 +125,8 @@ def table(cond, by_backend):
     lines = [
         "| Back-end | time to target, mean (s) | per seed (s) | vs native | vs Gloo | final acc "
         "| iter P50 (ms) | iter P99 (ms) | P99/P50 | entries lost | of which all-gather "
-        "| stragglers written off | final drift | checksum spread |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| stragglers written off | final drift | checksum spread | CPU s/step (all ranks) |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for b, s in stats.items():
         per_seed = ", ".join(fmt(t, "%.1f") for t in s["ttt"]) or "–"
@@ -133,12 +135,12 @@ def table(cond, by_backend):
         mean = fmt(s["ttt_mean"], "%.1f")
         if s["reached"] < s["seeds"]:
             mean += " (%d/%d reached)" % (s["reached"], s["seeds"])
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             b, mean, per_seed, speedup(native, s["ttt_mean"]), speedup(gloo, s["ttt_mean"]),
             fmt(s["acc"], "%.4f"), fmt(s["p50"], "%.0f"), fmt(s["p99"], "%.0f"),
             fmt(s["ratio"], "%.2f"), fmt(s["lost"], "%.2e"), fmt(s["lost_ag"], "%.2e"),
             fmt(s["written_off"], "%d"), fmt(s["drift"], "%.2e"),
-            fmt(s["spread"], "%.3g")))
+            fmt(s["spread"], "%.3g"), fmt(s["cpu"], "%.3f")))
     return lines
 
 

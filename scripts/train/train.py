@@ -300,11 +300,15 @@ class Clock:
     perf_counter is CLOCK_MONOTONIC on Linux, the same in every process of the machine (network
     namespaces share it), so a reader computes the training time now() would return:
     monotonic now (or the pending pause's value, or end's) - start - the sum of resume - pause.
-    The file is created by start(), so its existence means that training has begun."""
+    The file is created by start(), so its existence means that training has begun.
+    Alongside, cpu() is the CPU time of this process (every thread, user and system) over the
+    same intervals: what the training steps cost, evaluations and drift measurements left out."""
 
     def __init__(self, log_path=None):
         self.t0 = self.paused_at = None
         self.paused = 0.0
+        self.cpu0 = self.cpu_paused_at = None
+        self.cpu_paused = 0.0
         self.start_unix = None
         self.log_path, self.log = log_path, None
 
@@ -316,13 +320,19 @@ class Clock:
         if self.log_path:
             self.log = open(self.log_path, "w", buffering=1)
         self.t0 = time.perf_counter()
+        self.cpu0 = time.process_time()
         self.start_unix = time.time()
         self._mark("start %.6f %.6f" % (self.t0, self.start_unix))
 
     def now(self):
         return time.perf_counter() - self.t0 - self.paused
 
+    def cpu(self):
+        end = self.cpu_paused_at if self.cpu_paused_at is not None else time.process_time()
+        return end - self.cpu0 - self.cpu_paused
+
     def pause(self):
+        self.cpu_paused_at = time.process_time()
         self.paused_at = time.perf_counter()
         self._mark("pause %.6f" % self.paused_at)
 
@@ -330,9 +340,12 @@ class Clock:
         t = time.perf_counter()
         self._mark("resume %.6f" % t)
         self.paused += t - self.paused_at
+        self.cpu_paused += time.process_time() - self.cpu_paused_at
+        self.cpu_paused_at = None
 
     def stop(self):
-        """Training is over: logs the end (now() keeps its meaning)."""
+        """Training is over: logs the end (now() and cpu() keep their meaning)."""
+        self.cpu_paused_at = time.process_time()
         self._mark("end %.6f" % time.perf_counter())
         if self.log:
             self.log.close()
@@ -454,6 +467,8 @@ def report(args, run, log, clock, reached, acc, drift, iters):
     """Rank 0 prints the RESULT line; every rank takes part in its collectives."""
     spread, my_sum = checksum_spread(run.comm, run.model)
     totals = library_totals(run.comm, run.lib)
+    cpu = np.array([clock.cpu()], dtype=np.float64)
+    run.comm.sum64(cpu)  # every rank's CPU while training ran
     if run.comm.rank != 0:
         return
     skip = args.skip_iters if len(log.iter_ms) > args.skip_iters else 0
@@ -469,6 +484,7 @@ def report(args, run, log, clock, reached, acc, drift, iters):
         "iter_ms_p50": p50, "iter_ms_p99": p99, "iter_p99_over_p50": p99 / p50 if p50 else None,
         "comm_ms_p50": percentile(log.comm_ms[skip:], 50),
         "final_drift": drift, "checksum_spread": spread, "checksum": my_sum,
+        "cpu_s_per_step": float(cpu[0]) / iters if iters else None,
         "library": run.lib.present(),
     }
     result.update(totals)

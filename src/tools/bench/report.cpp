@@ -53,7 +53,9 @@ void print_sweep_notes(const Options &options) {
     std::printf(
         "# timing:     per size both modes run back to back, the first one alternating; calls are\n"
         "#             timed one by one, no barrier between them; an iteration's latency is that\n"
-        "#             of its slowest rank\n");
+        "#             of its slowest rank\n"
+        "# cpu:        CPU(us), Nat-CPU(us): process CPU time (every thread, user and system) while\n"
+        "#             the timed calls ran, summed over the ranks, per call\n");
     std::printf(
         "# columns:    Avg..BusBW: optireduce (MPI_Allreduce), in us; Nat-*: native (PMPI_Allreduce);\n"
         "#             BusBW = size / P50 * 2(N-1)/N in GB/s (nccl-tests); Engine(%%): optireduce calls\n"
@@ -125,8 +127,9 @@ double SweepTable::bus_bandwidth(std::size_t bytes, double latency_us) const {
 void SweepTable::print_header() const {
     std::printf("%-*s%*s%*s%*s%*s", size_width, "# Size", osu_width, "Avg Latency(us)", osu_width, "Min Latency(us)",
                 osu_width, "Max Latency(us)", iterations_width, "Iterations");
-    for (const char *name : {"P50(us)", "P99(us)", "BusBW(GB/s)", "Engine(%)", "Nat-Avg(us)", "Nat-P50(us)",
-                             "Nat-P99(us)", "Nat-Max(us)", "Nat-BusBW", "P50-Ratio"})
+    for (const char *name :
+         {"P50(us)", "P99(us)", "BusBW(GB/s)", "Engine(%)", "Nat-Avg(us)", "Nat-P50(us)", "Nat-P99(us)", "Nat-Max(us)",
+          "Nat-BusBW", "P50-Ratio", "CPU(us)", "Nat-CPU(us)", "CPU-Ratio"})
         std::printf("%*s", extra_width, name);
     if (validate_) std::printf("%*s%*s", extra_width, "Max-Error", extra_width, "Validation");
     std::printf("\n");
@@ -148,6 +151,8 @@ void SweepTable::print_row(const SizeStep &step, const ModeOutcome &optireduce, 
     std::printf("%*.2f%*.2f%*.2f%*.2f%*.3f%*.3f", extra_width, n.avg, extra_width, n.p50, extra_width, n.p99,
                 extra_width, n.max, extra_width, bus_bandwidth(step.bytes(), n.p50), extra_width,
                 n.p50 > 0 ? o.p50 / n.p50 : 0.0);
+    std::printf("%*.1f%*.1f%*.3f", extra_width, optireduce.cpu_us, extra_width, native.cpu_us, extra_width,
+                native.cpu_us > 0 ? optireduce.cpu_us / native.cpu_us : 0.0);
     if (validate_ && validation)
         std::printf("%*.2e%*s", extra_width, validation->max_error, extra_width, validation->pass() ? "PASS" : "FAIL");
     std::printf("\n");

@@ -17,6 +17,7 @@ namespace optireduce::bench {
 
 struct ModeOutcome {
     tools::Summary latency;                // microseconds
+    double cpu_us = 0;                     // CPU per call, summed over the ranks (StepTimes)
     std::optional<double> engine_percent;  // calls the engine ran; empty without the library's counters
 };
 

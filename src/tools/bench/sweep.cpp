@@ -62,12 +62,13 @@ int run_sweep(const Options &options, const LibraryProbe &library, MPI_Comm comm
                 progress.show(line);
             }
             auto before = library.stats();
-            auto latencies = run_timed_step(*mode, step, buffers, validator ? &*validator : nullptr, comm);
+            const StepTimes times = run_timed_step(*mode, step, buffers, validator ? &*validator : nullptr, comm);
             auto after = library.stats();
             ModeOutcome &out = outcome[is_optireduce ? 0 : 1];
-            out.latency = tools::summarize(latencies);
+            out.latency = tools::summarize(times.latency_us);
+            out.cpu_us = times.cpu_us_per_call;
             out.engine_percent = engine_percent(before, after, static_cast<double>(step.warmup + step.iterations));
-            csv.write(step.bytes(), mode->name, latencies);
+            csv.write(step.bytes(), mode->name, times.latency_us);
         }
 
         std::optional<ValidationResult> validation;

@@ -19,10 +19,16 @@ struct StepBuffers {
     bool compute_sleep = false;  // sleep instead of spinning (--compute-sleep)
 };
 
-// Collective. Returns, on rank 0, each timed iteration's latency in microseconds on the slowest
-// rank (what the application waits for); other ranks get an empty vector. `validator`, when
-// given, checks every result, warm-up included.
-std::vector<double> run_timed_step(const Mode &mode, const SizeStep &step, const StepBuffers &buffers,
-                                   Validator *validator, MPI_Comm comm);
+struct StepTimes {
+    std::vector<double> latency_us;  // each timed call on the slowest rank (what the application waits for)
+    // CPU time (every thread, user and system) spent while the timed calls ran, summed over the
+    // ranks, per call: what a call costs in cores, progress threads included.
+    double cpu_us_per_call = 0;
+};
+
+// Collective. Returns the times on rank 0; other ranks get an empty vector and 0. `validator`,
+// when given, checks every result, warm-up included.
+StepTimes run_timed_step(const Mode &mode, const SizeStep &step, const StepBuffers &buffers, Validator *validator,
+                         MPI_Comm comm);
 
 }  // namespace optireduce::bench
