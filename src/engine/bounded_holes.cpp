@@ -3,6 +3,7 @@
 #include "codec/estimators.hpp"
 #include "engine/bounded_operation.hpp"
 #include "engine/context.hpp"
+#include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
 #include <algorithm>
@@ -54,7 +55,8 @@ void BoundedOperation::agree_on_holes() {
     const double budget_ms = 2 * (clock_[1].deadline_ms[0] + deadline_ms) + 5;
     const auto budget = std::chrono::duration<double, std::milli>(budget_ms);
     const auto every = std::chrono::duration<double, std::milli>(std::max(1.0, deadline_ms / 16));
-    const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(budget);
+    const Clock::time_point start = Clock::now();
+    const Clock::time_point until = start + std::chrono::duration_cast<Clock::duration>(budget);
     for (;;) {
         const Clock::time_point now = Clock::now();
         votes.send(ep, b_.key, seq_, now, std::chrono::duration_cast<Clock::duration>(every));
@@ -70,6 +72,11 @@ void BoundedOperation::agree_on_holes() {
     }
     agreed_ = votes.close(b_.key, seq_);
     if (agreed_.missing > 0) bump(process_stats().hole_votes_missing);
+    std::uint64_t union_chunks = 0;
+    for (const ChunkRange &r : agreed_.holes) union_chunks += r.count;
+    OPTIREDUCE_LOG(debug, "op %u hole vote: %.1f ms (budget %.1f), %d votes missing, %llu chunks in the union", seq_,
+                   ms_between(start, Clock::now()), budget_ms, agreed_.missing,
+                   static_cast<unsigned long long>(union_chunks));
 }
 
 // With the transform, a coordinate of the result is a random-signed mix of a block's wire

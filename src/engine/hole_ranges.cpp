@@ -64,13 +64,14 @@ std::vector<ChunkRange> coarsen_ranges(std::vector<ChunkRange> ranges, std::size
 
 std::vector<std::byte> encode_vote(const HoleVote &v, std::size_t max_payload) {
     const std::size_t have_bytes = (v.have.size() + 7) / 8;
-    const std::size_t fixed = sizeof(std::uint16_t) + 2 * have_bytes + sizeof(std::uint32_t);
+    const std::size_t fixed = sizeof(std::uint16_t) + 1 + 2 * have_bytes + sizeof(std::uint32_t);
     constexpr std::size_t kRangeBytes = 2 * sizeof(std::uint32_t);
     if (have_bytes > 0xffff || max_payload < fixed + kRangeBytes) return {};
     const std::vector<ChunkRange> holes = coarsen_ranges(v.holes, (max_payload - fixed) / kRangeBytes);
     std::vector<std::byte> out;
     out.reserve(fixed + holes.size() * kRangeBytes);
     put(out, static_cast<std::uint16_t>(have_bytes));
+    put(out, static_cast<std::uint8_t>(v.final ? 1 : 0));
     for (const std::vector<std::uint8_t> *bits : {&v.have, &v.confirmed})
         for (std::size_t b = 0; b < have_bytes; ++b) {
             unsigned byte = 0;
@@ -88,10 +89,12 @@ std::vector<std::byte> encode_vote(const HoleVote &v, std::size_t max_payload) {
 std::optional<HoleVote> decode_vote(std::span<const std::byte> payload, int ranks, std::uint64_t total_chunks) {
     std::size_t at = 0;
     std::uint16_t have_bytes = 0;
+    std::uint8_t final = 0;
     if (!get(payload, at, have_bytes) || have_bytes != (static_cast<std::size_t>(ranks) + 7) / 8 ||
-        payload.size() - at < 2 * std::size_t{have_bytes})
+        !get(payload, at, final) || final > 1 || payload.size() - at < 2 * std::size_t{have_bytes})
         return std::nullopt;
     HoleVote v;
+    v.final = final == 1;
     for (std::vector<std::uint8_t> *bits : {&v.have, &v.confirmed}) {
         bits->resize(static_cast<std::size_t>(ranks));
         for (std::size_t i = 0; i < bits->size(); ++i)

@@ -2,7 +2,8 @@
 //
 // Chunks are numbered across the whole result, shard by shard in rank order (shard s's chunk c
 // is base(s) + c), so every rank names a chunk the same way. A vote is one datagram's payload:
-//   uint16 have_bytes | have_bytes of bitmap (bit p: the sender has rank p's vote) |
+//   uint16 have_bytes | uint8 final (1: the sender has closed this operation's exchange) |
+//   have_bytes of bitmap (bit p: the sender has rank p's vote) |
 //   have_bytes of bitmap (bit p: rank p has shown it has the sender's vote) |
 //   uint32 ranges | ranges x (uint32 first, uint32 count), all little-endian.
 // Where the holes are too scattered for one datagram, nearby ranges are merged, so a vote may
@@ -32,9 +33,12 @@ struct HoleVote {
     std::vector<std::uint8_t> have;       // by rank: 1 if the sender has that rank's vote
     std::vector<std::uint8_t> confirmed;  // by rank: 1 if that rank has shown it has the sender's
     std::vector<ChunkRange> holes;
+    // The sender closed the exchange: it will take no more votes nor confirm any, so nobody
+    // waits for it any longer (and a final vote is never answered).
+    bool final = false;
     // Whether rank r still needs something from the sender's receiver: r's vote, or word that
     // r's vote is in. Only then is a vote answered, so answers are never answered.
-    bool needs_from(std::size_t r) const { return !have[r] || !confirmed[r]; }
+    bool needs_from(std::size_t r) const { return !final && (!have[r] || !confirmed[r]); }
 };
 
 // The payload bytes of a vote for `ranks` ranks, holes coarsened to fit `max_payload` bytes;

@@ -51,8 +51,8 @@ HoleVotes::Round &HoleVotes::start_round(Comm &c, Round &r) {
     return r;
 }
 
-std::vector<std::byte> HoleVotes::datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r) {
-    HoleVote v{r.in, r.confirmed, r.ours};
+std::vector<std::byte> HoleVotes::datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r, bool final) {
+    HoleVote v{r.in, r.confirmed, r.ours, final};
     v.have[static_cast<std::size_t>(c.rank)] = 1;
     v.confirmed[static_cast<std::size_t>(c.rank)] = 1;
     std::vector<std::byte> payload = encode_vote(v, r.max_payload);
@@ -93,7 +93,8 @@ const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<con
     if (!v) return "malformed hole vote";
     if (!round.in[src]) round.votes[src] = std::move(v->holes);
     round.in[src] = 1;
-    if (v->have[me]) round.confirmed[src] = 1;
+    // A final vote settles its sender: closed, it will confirm nothing more.
+    if (v->have[me] || v->final) round.confirmed[src] = 1;
     if (v->needs_from(me)) round.reply_due[src] = 1;
     return "";
 }
@@ -133,7 +134,7 @@ void HoleVotes::send(DgramEndpoint &ep, CommKey key, std::uint32_t seq, Clock::t
             round.last_sent[p] = now;
             dests.push_back(c.peers[p]);
         }
-        if (!dests.empty()) d = datagram(key, c, seq, round);
+        if (!dests.empty()) d = datagram(key, c, seq, round, false);
     }
     if (d.empty()) return;
     for (const fi_addr_t dest : dests) send_one(ep, dest, d);
@@ -167,7 +168,7 @@ HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq) {
         all.insert(all.end(), round.votes[p].begin(), round.votes[p].end());
     }
     out.holes = merge_ranges(std::move(all));
-    c.closed[seq] = datagram(key, c, seq, round);
+    c.closed[seq] = datagram(key, c, seq, round, true);
     if (c.closed.size() > kClosedKept) c.closed.erase(c.closed.begin());
     c.rounds.erase(r);
     return out;

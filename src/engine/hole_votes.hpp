@@ -84,7 +84,7 @@ private:
         std::vector<Answer> answers;
     };
     static Round &start_round(Comm &c, Round &r);
-    static std::vector<std::byte> datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r);
+    static std::vector<std::byte> datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r, bool final);
 
     std::mutex mutex_;  // taken after the router's when the router hands a vote in; never before
     std::map<CommKey, Comm> comms_;

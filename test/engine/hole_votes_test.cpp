@@ -147,6 +147,26 @@ TEST(HoleVotes, AVoteForTheNextOperationWaitsAndOldOnesAreIgnored) {
     EXPECT_EQ(out.holes, (std::vector<ChunkRange>{{7, 1}}));
 }
 
+// A peer that closed without our vote (its budget ran out) answers with a final vote: we stop
+// waiting for its confirmation at once instead of for our whole budget.
+TEST(HoleVotes, AFinalVoteSettlesItsSender) {
+    std::mt19937 rng(1);
+    Ranks ranks;
+    ranks.votes[1].open(kKey, 5, 100, {{2, 1}}, 1432);
+    ranks.votes[2].open(kKey, 5, 100, {}, 1432);
+    EXPECT_EQ(ranks.votes[1].close(kKey, 5).missing, 2);  // rank 1 gave up on everyone
+    ranks.votes[0].open(kKey, 5, 100, {{9, 1}}, 1432);
+    Clock::time_point now{};
+    for (int step = 0; step < 10 && !ranks.votes[0].done(kKey, 5); ++step) {
+        now += std::chrono::milliseconds(5);
+        for (int r : {0, 2}) ranks.votes[r].send(ranks.net, kKey, 5, now, std::chrono::milliseconds(2));
+        ranks.votes[1].serve(ranks.net);
+        ranks.deliver(rng, 0);
+    }
+    EXPECT_TRUE(ranks.votes[0].done(kKey, 5));
+    EXPECT_EQ(ranks.votes[0].close(kKey, 5).holes, (std::vector<ChunkRange>{{2, 1}, {9, 1}}));
+}
+
 TEST(HoleVotes, NoVoteWithoutAPeerIsDone) {
     Ranks ranks;
     ranks.votes[0].open(kKey, 1, 100, {}, 1432);
