@@ -64,7 +64,7 @@ std::vector<ChunkRange> coarsen_ranges(std::vector<ChunkRange> ranges, std::size
 
 std::vector<std::byte> encode_vote(const HoleVote &v, std::size_t max_payload) {
     const std::size_t have_bytes = (v.have.size() + 7) / 8;
-    const std::size_t fixed = sizeof(std::uint16_t) + 1 + 2 * have_bytes + sizeof(std::uint32_t);
+    const std::size_t fixed = sizeof(std::uint16_t) + 1 + have_bytes + sizeof(std::uint32_t);
     constexpr std::size_t kRangeBytes = 2 * sizeof(std::uint32_t);
     if (have_bytes > 0xffff || max_payload < fixed + kRangeBytes) return {};
     const std::vector<ChunkRange> holes = coarsen_ranges(v.holes, (max_payload - fixed) / kRangeBytes);
@@ -72,12 +72,11 @@ std::vector<std::byte> encode_vote(const HoleVote &v, std::size_t max_payload) {
     out.reserve(fixed + holes.size() * kRangeBytes);
     put(out, static_cast<std::uint16_t>(have_bytes));
     put(out, static_cast<std::uint8_t>(v.final ? 1 : 0));
-    for (const std::vector<std::uint8_t> *bits : {&v.have, &v.confirmed})
-        for (std::size_t b = 0; b < have_bytes; ++b) {
-            unsigned byte = 0;
-            for (std::size_t i = 0; i < 8 && 8 * b + i < bits->size(); ++i) byte |= ((*bits)[8 * b + i] ? 1u : 0u) << i;
-            out.push_back(static_cast<std::byte>(byte));
-        }
+    for (std::size_t b = 0; b < have_bytes; ++b) {
+        unsigned byte = 0;
+        for (std::size_t i = 0; i < 8 && 8 * b + i < v.have.size(); ++i) byte |= (v.have[8 * b + i] ? 1u : 0u) << i;
+        out.push_back(static_cast<std::byte>(byte));
+    }
     put(out, static_cast<std::uint32_t>(holes.size()));
     for (const ChunkRange &r : holes) {
         put(out, r.first);
@@ -91,16 +90,14 @@ std::optional<HoleVote> decode_vote(std::span<const std::byte> payload, int rank
     std::uint16_t have_bytes = 0;
     std::uint8_t final = 0;
     if (!get(payload, at, have_bytes) || have_bytes != (static_cast<std::size_t>(ranks) + 7) / 8 ||
-        !get(payload, at, final) || final > 1 || payload.size() - at < 2 * std::size_t{have_bytes})
+        !get(payload, at, final) || final > 1 || payload.size() - at < have_bytes)
         return std::nullopt;
     HoleVote v;
     v.final = final == 1;
-    for (std::vector<std::uint8_t> *bits : {&v.have, &v.confirmed}) {
-        bits->resize(static_cast<std::size_t>(ranks));
-        for (std::size_t i = 0; i < bits->size(); ++i)
-            (*bits)[i] = (static_cast<unsigned>(payload[at + i / 8]) >> (i % 8)) & 1u;
-        at += have_bytes;
-    }
+    v.have.resize(static_cast<std::size_t>(ranks));
+    for (std::size_t i = 0; i < v.have.size(); ++i)
+        v.have[i] = (static_cast<unsigned>(payload[at + i / 8]) >> (i % 8)) & 1u;
+    at += have_bytes;
     std::uint32_t n = 0;
     if (!get(payload, at, n) || (payload.size() - at) != std::uint64_t{n} * 2 * sizeof(std::uint32_t))
         return std::nullopt;

@@ -4,7 +4,6 @@
 // is base(s) + c), so every rank names a chunk the same way. A vote is one datagram's payload:
 //   uint16 have_bytes | uint8 final (1: the sender has closed this operation's exchange) |
 //   have_bytes of bitmap (bit p: the sender has rank p's vote) |
-//   have_bytes of bitmap (bit p: rank p has shown it has the sender's vote) |
 //   uint32 ranges | ranges x (uint32 first, uint32 count), all little-endian.
 // Where the holes are too scattered for one datagram, nearby ranges are merged, so a vote may
 // name chunks its sender has: a superset is harmless, since every rank fills the union.
@@ -30,15 +29,14 @@ std::vector<ChunkRange> merge_ranges(std::vector<ChunkRange> ranges);
 std::vector<ChunkRange> coarsen_ranges(std::vector<ChunkRange> ranges, std::size_t max_ranges);
 
 struct HoleVote {
-    std::vector<std::uint8_t> have;       // by rank: 1 if the sender has that rank's vote
-    std::vector<std::uint8_t> confirmed;  // by rank: 1 if that rank has shown it has the sender's
+    std::vector<std::uint8_t> have;  // by rank: 1 if the sender has that rank's vote
     std::vector<ChunkRange> holes;
     // The sender closed the exchange: it will take no more votes nor confirm any, so nobody
     // waits for it any longer (and a final vote is never answered).
     bool final = false;
-    // Whether rank r still needs something from the sender's receiver: r's vote, or word that
-    // r's vote is in. Only then is a vote answered, so answers are never answered.
-    bool needs_from(std::size_t r) const { return !final && (!have[r] || !confirmed[r]); }
+    // Whether the sender still needs rank r's vote. Only then does r answer it, so an answer
+    // (which has r's bit set, or is final) is never answered.
+    bool needs_from(std::size_t r) const { return !final && !have[r]; }
 };
 
 // The payload bytes of a vote for `ranks` ranks, holes coarsened to fit `max_payload` bytes;

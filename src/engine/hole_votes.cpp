@@ -44,7 +44,6 @@ HoleVotes::Round &HoleVotes::start_round(Comm &c, Round &r) {
     if (!r.in.empty()) return r;
     const auto n = static_cast<std::size_t>(c.size);
     r.in.assign(n, 0);
-    r.confirmed.assign(n, 0);
     r.reply_due.assign(n, 0);
     r.votes.assign(n, {});
     r.last_sent.assign(n, Clock::time_point{});
@@ -52,9 +51,8 @@ HoleVotes::Round &HoleVotes::start_round(Comm &c, Round &r) {
 }
 
 std::vector<std::byte> HoleVotes::datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r, bool final) {
-    HoleVote v{r.in, r.confirmed, r.ours, final};
+    HoleVote v{r.in, r.ours, final};
     v.have[static_cast<std::size_t>(c.rank)] = 1;
-    v.confirmed[static_cast<std::size_t>(c.rank)] = 1;
     std::vector<std::byte> payload = encode_vote(v, r.max_payload);
     if (payload.empty()) return {};
     wire::Header h = wire_header_for(key, c.rank, seq, wire::Phase::hole_vote);
@@ -93,8 +91,6 @@ const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<con
     if (!v) return "malformed hole vote";
     if (!round.in[src]) round.votes[src] = std::move(v->holes);
     round.in[src] = 1;
-    // A final vote settles its sender: closed, it will confirm nothing more.
-    if (v->have[me] || v->final) round.confirmed[src] = 1;
     if (v->needs_from(me)) round.reply_due[src] = 1;
     return "";
 }
@@ -128,8 +124,10 @@ void HoleVotes::send(DgramEndpoint &ep, CommKey key, std::uint32_t seq, Clock::t
         Round &round = r->second;
         for (std::size_t p = 0; p < round.in.size(); ++p) {
             if (static_cast<int>(p) == c.rank) continue;
-            const bool settled = round.in[p] && round.confirmed[p];
-            if (!round.reply_due[p] && (settled || now - round.last_sent[p] < every)) continue;
+            // Once to every peer; again, as a request, to a peer whose vote we lack; at once to a
+            // peer that lacks ours.
+            const bool first = round.last_sent[p] == Clock::time_point{};
+            if (!round.reply_due[p] && !first && (round.in[p] || now - round.last_sent[p] < every)) continue;
             round.reply_due[p] = 0;
             round.last_sent[p] = now;
             dests.push_back(c.peers[p]);
@@ -148,7 +146,7 @@ bool HoleVotes::done(CommKey key, std::uint32_t seq) {
     if (r == it->second.rounds.end()) return false;
     const Round &round = r->second;
     for (std::size_t p = 0; p < round.in.size(); ++p)
-        if (static_cast<int>(p) != it->second.rank && !(round.in[p] && round.confirmed[p])) return false;
+        if (static_cast<int>(p) != it->second.rank && !round.in[p]) return false;
     return true;
 }
 

@@ -48,7 +48,7 @@ public:
               std::size_t max_payload);
     // Sends our vote where it is due (see above); `now` and `every` pace the repeats.
     void send(DgramEndpoint &ep, CommKey key, std::uint32_t seq, Clock::time_point now, Clock::duration every);
-    // Every peer's vote is in and every peer has ours.
+    // Every peer's vote is in.
     bool done(CommKey key, std::uint32_t seq);
     struct Outcome {
         std::vector<ChunkRange> holes;  // the union of our holes and every vote in, merged
@@ -65,8 +65,8 @@ private:
         bool opened = false;
         std::uint64_t total_chunks = 0;
         std::size_t max_payload = 0;
-        std::vector<ChunkRange> ours;                        // our holes, once open
-        std::vector<std::uint8_t> in, confirmed, reply_due;  // by peer: its vote, it has ours, it asked
+        std::vector<ChunkRange> ours;             // our holes, once open
+        std::vector<std::uint8_t> in, reply_due;  // by peer: its vote is in; it asked for ours
         std::vector<std::vector<ChunkRange>> votes;
         std::vector<Clock::time_point> last_sent;
     };

@@ -25,7 +25,7 @@ TEST(HoleRanges, CoarsenKeepsTheWidestGapsAndCoversEverything) {
 }
 
 TEST(HoleRanges, VoteRoundTripsAndFitsItsDatagram) {
-    HoleVote v{{1, 0, 1, 1, 0, 0, 0, 0, 1}, {0, 1, 1, 0, 0, 0, 0, 0, 1}, {}};
+    HoleVote v{{1, 0, 1, 1, 0, 0, 0, 0, 1}, {}, true};
     for (std::uint32_t i = 0; i < 500; ++i) v.holes.push_back({3 * i, 1});
     const auto small = encode_vote(v, 100);
     ASSERT_FALSE(small.empty());
@@ -33,7 +33,7 @@ TEST(HoleRanges, VoteRoundTripsAndFitsItsDatagram) {
     const auto back = decode_vote(small, 9, 2000);
     ASSERT_TRUE(back);
     EXPECT_EQ(back->have, v.have);
-    EXPECT_EQ(back->confirmed, v.confirmed);
+    EXPECT_TRUE(back->final);
     // Coarsened: fewer ranges, but every hole still inside one.
     for (const ChunkRange &h : v.holes) {
         bool covered = false;
@@ -147,9 +147,9 @@ TEST(HoleVotes, AVoteForTheNextOperationWaitsAndOldOnesAreIgnored) {
     EXPECT_EQ(out.holes, (std::vector<ChunkRange>{{7, 1}}));
 }
 
-// A peer that closed without our vote (its budget ran out) answers with a final vote: we stop
-// waiting for its confirmation at once instead of for our whole budget.
-TEST(HoleVotes, AFinalVoteSettlesItsSender) {
+// A peer that closed without our vote (its budget ran out) still answers ours with its final
+// vote, so we get its holes.
+TEST(HoleVotes, AClosedPeerStillAnswersWithItsHoles) {
     std::mt19937 rng(1);
     Ranks ranks;
     ranks.votes[1].open(kKey, 5, 100, {{2, 1}}, 1432);
