@@ -43,7 +43,9 @@ std::vector<std::string> remove_shm_leftovers_of_our_pid(const std::string &dir)
     const std::set<std::string> mapped = mapped_files();
     std::vector<std::string> removed;
     for (const std::string &name : candidates) {
-        const std::string path = dir + "/" + name;
+        std::string path = dir;
+        path += '/';
+        path += name;
         if (mapped.count(path) == 0 && ::unlink(path.c_str()) == 0) removed.push_back(name);
     }
     return removed;
