@@ -1,6 +1,7 @@
 #include "engine/dgram_router.hpp"
 
 #include "codec/sharding.hpp"
+#include "engine/seq_order.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
@@ -10,10 +11,6 @@
 
 namespace optireduce {
 namespace {
-
-// Sequence numbers are not wrapped on the wire but compared modulo 2^32, so a job that runs
-// more than four billion operations on one communicator keeps working.
-bool seq_before(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) < 0; }
 
 // A held datagram's prefix: its length (uint32: a datagram is up to 40 + 65535 bytes) and
 // arrival time (Clock::rep).

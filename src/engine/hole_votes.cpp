@@ -1,5 +1,6 @@
 #include "engine/hole_votes.hpp"
 
+#include "engine/seq_order.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
@@ -10,8 +11,6 @@
 
 namespace optireduce {
 namespace {
-
-bool seq_before(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) < 0; }
 
 constexpr std::size_t kAnswersQueued = 64;
 
