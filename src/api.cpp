@@ -85,34 +85,54 @@ OPTIREDUCE_EXPORT const char *optireduce_stats_field_type(int i) {
     return f ? f->type : nullptr;
 }
 
-OPTIREDUCE_EXPORT int optireduce_last_op(int comm_fortran_handle, optireduce_op_report_t *out) {
-    if (!out) return -1;
-    *out = optireduce_op_report_t{};
-    if (!optireduce::ensure_ready()) return -1;
+namespace {
+
+// The report of the communicator's last engine operation; false when there is none to give.
+bool read_last_op(int comm_fortran_handle, optireduce_op_report_t &out) {
+    out = optireduce_op_report_t{};
+    if (!optireduce::ensure_ready()) return false;
     // A lookup only: a communicator without engine state gets none created here.
     MPI_Comm comm = PMPI_Comm_f2c(comm_fortran_handle);
-    if (comm == MPI_COMM_NULL) return -1;
+    if (comm == MPI_COMM_NULL) return false;
     void *attr = nullptr;
     int found = 0;
-    if (PMPI_Comm_get_attr(comm, optireduce::context().comm_keyval, &attr, &found) != MPI_SUCCESS || !found) return -1;
+    if (PMPI_Comm_get_attr(comm, optireduce::context().comm_keyval, &attr, &found) != MPI_SUCCESS || !found)
+        return false;
     const auto *st = static_cast<const optireduce::CommState *>(attr);
     optireduce::OpReport r;
     {
         std::lock_guard lock(st->report_mutex);
         r = st->last_op;
     }
-    if (r.ops == 0) return -1;
-    out->ops = r.ops;
-    out->count = r.count;
-    out->entries_expected = r.expected;
-    out->entries_lost = r.lost;
-    out->loss = r.loss();
-    out->error_estimate = r.error_estimate;
-    out->drift_estimate = r.drift_estimate;
-    out->hadamard = r.hadamard ? 1 : 0;
-    out->excess = r.excess ? 1 : 0;
-    out->path = static_cast<int>(r.path);
-    return 0;
+    if (r.ops == 0) return false;
+    out.ops = r.ops;
+    out.count = r.count;
+    out.entries_expected = r.expected;
+    out.entries_lost = r.lost;
+    out.loss = r.loss();
+    out.error_estimate = r.error_estimate;
+    out.drift_estimate = r.drift_estimate;
+    out.hadamard = r.hadamard ? 1 : 0;
+    out.excess = r.excess ? 1 : 0;
+    out.path = static_cast<int>(r.path);
+    return true;
+}
+
+}  // namespace
+
+OPTIREDUCE_EXPORT int optireduce_last_op(int comm_fortran_handle, optireduce_op_report_t *out) {
+    if (!out) return -1;
+    return read_last_op(comm_fortran_handle, *out) ? 0 : -1;
+}
+
+OPTIREDUCE_EXPORT int optireduce_last_op_sized(int comm_fortran_handle, optireduce_op_report_t *out, size_t size) {
+    constexpr int have = static_cast<int>(sizeof(optireduce_op_report_t));
+    if (size == 0) return have;
+    if (!out) return -1;
+    optireduce_op_report_t r;
+    const bool ok = read_last_op(comm_fortran_handle, r);  // r is zeroed when there is none
+    std::memcpy(out, &r, std::min(size, sizeof r));
+    return ok ? have : -1;
 }
 
 OPTIREDUCE_EXPORT int optireduce_comm_enable(int comm_fortran_handle, int on) {

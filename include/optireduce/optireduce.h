@@ -95,6 +95,14 @@ const char *optireduce_stats_field_type(int i);
  * on that communicator (then *out is zeroed). Safe from any thread. */
 int optireduce_last_op(int comm_fortran_handle, optireduce_op_report_t *out);
 
+/* optireduce_last_op with the caller's struct size, as optireduce_get_stats_sized does for the
+ * counters: writes the first min(size, sizeof(optireduce_op_report_t)) bytes of the report and
+ * nothing past size, so a program built against an older or newer header is safe (fields are
+ * only ever appended). Returns the size of the library's struct in bytes; -1 (with those bytes
+ * zeroed) in the cases where optireduce_last_op returns -1. optireduce_last_op_sized(h, NULL, 0)
+ * returns the size alone. */
+int optireduce_last_op_sized(int comm_fortran_handle, optireduce_op_report_t *out, size_t size);
+
 /* Switches the engine on (on != 0) or off (on == 0) for one communicator, given by its Fortran
  * handle like optireduce_last_op. Off: every float SUM MPI_Allreduce / MPI_Iallreduce on it goes
  * to the underlying MPI (counted in fallback_calls); on: the engine takes eligible calls again.

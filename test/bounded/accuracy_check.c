@@ -29,6 +29,7 @@
  * Prints "FAIL ..." for every violated check and "PASS <case>" at the end. */
 #include "check_util.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef int (*last_op_fn)(int, optireduce_op_report_t *);
@@ -41,6 +42,36 @@ static optireduce_op_report_t last_op(MPI_Comm comm, int *rc) {
     if (!fn) CHECK(0, "optireduce_last_op not found: is the library preloaded?");
     *rc = fn ? fn(MPI_Comm_c2f(comm), &r) : -1;
     return r;
+}
+
+typedef int (*last_op_sized_fn)(int, optireduce_op_report_t *, size_t);
+
+/* optireduce_last_op_sized writes exactly the prefix it is given: a short struct (as a program
+ * built against an older header has) gets the same bytes as the full report and nothing past
+ * them; the size query and a full-size call return the library's size. */
+static void check_last_op_sized(MPI_Comm comm, const optireduce_op_report_t *full) {
+    static last_op_sized_fn fn;
+    if (!fn) *(void **)&fn = dlsym(RTLD_DEFAULT, "optireduce_last_op_sized");
+    if (!fn) {
+        CHECK(0, "optireduce_last_op_sized not found: is the library preloaded?");
+        return;
+    }
+    const int have = (int)sizeof(optireduce_op_report_t);
+    CHECK(fn(MPI_Comm_c2f(comm), NULL, 0) == have, "optireduce_last_op_sized(h, NULL, 0) is not %d", have);
+    unsigned char buf[sizeof(optireduce_op_report_t) + 8];
+    const size_t shorter = offsetof(optireduce_op_report_t, hadamard);
+    memset(buf, 0xab, sizeof buf);
+    int rc = fn(MPI_Comm_c2f(comm), (optireduce_op_report_t *)(void *)buf, shorter);
+    CHECK(rc == have, "optireduce_last_op_sized(short) returned %d, want %d", rc, have);
+    CHECK(memcmp(buf, full, shorter) == 0, "optireduce_last_op_sized(short): the prefix differs from the report");
+    int untouched = 1;
+    for (size_t i = shorter; i < sizeof buf; ++i) untouched &= buf[i] == 0xab;
+    CHECK(untouched, "optireduce_last_op_sized wrote past the %zu bytes it was given", shorter);
+    rc = fn(MPI_Comm_c2f(comm), (optireduce_op_report_t *)(void *)buf, sizeof(optireduce_op_report_t));
+    /* Up to the last field: a struct copied by value need not keep its tail padding. */
+    const size_t fields = offsetof(optireduce_op_report_t, path) + sizeof full->path;
+    CHECK(rc == have && memcmp(buf, full, fields) == 0, "optireduce_last_op_sized(full) returned %d or "
+          "differs from optireduce_last_op", rc);
 }
 
 static uint64_t mix(uint64_t z) {
@@ -259,6 +290,7 @@ static void case_excess(void) {
         const int ret = MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         const optireduce_op_report_t r = last_op(MPI_COMM_WORLD, &rc);
         CHECK(rc == 0 && r.ops == (uint64_t)op + 1, "op %d: report rc %d ops %llu", op, rc, (unsigned long long)r.ops);
+        if (op == 0) check_last_op_sized(MPI_COMM_WORLD, &r);
         paths[op] = r.path;
         failed[op] = ret != MPI_SUCCESS;
         flagged[op] = r.excess;

@@ -45,17 +45,23 @@ class Library:
         except AttributeError:
             raise RuntimeError("the preloaded optireduce has no optireduce_get_stats_sized and "
                                "optireduce_stats_field_name: it is older than this module") from None
-        self._last_op = proc.optireduce_last_op
+        try:
+            self._last_op = proc.optireduce_last_op_sized
+        except AttributeError:
+            raise RuntimeError("the preloaded optireduce has no optireduce_last_op_sized: it is "
+                               "older than this module") from None
         self._stats.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         self._stats.restype = ctypes.c_int
-        self._last_op.argtypes = [ctypes.c_int, ctypes.c_void_p]
+        self._last_op.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
         self._last_op.restype = ctypes.c_int
         # The integer fields, for deltas (the doubles are error estimates).
         self.counters = tuple(n for n, t in self.Stats._fields_ if t is ctypes.c_uint64)
         self._s = self.Stats()
-        # optireduce_last_op has no size argument: room to spare after the struct, so that a
-        # library whose struct grew at the end does not write past our buffer.
-        self._obuf = ctypes.create_string_buffer(ctypes.sizeof(OpReport) + 1024)
+        self._report = OpReport()
+        have = self._last_op(0, None, 0)
+        if have < ctypes.sizeof(OpReport):
+            raise RuntimeError("the preloaded optireduce's op report is %d bytes, shorter than this "
+                               "module's %d: it is older than this module" % (have, ctypes.sizeof(OpReport)))
 
     def present(self):
         return self._stats is not None
@@ -81,9 +87,10 @@ class Library:
         has run nothing on it (or the library is absent)."""
         if not self.present():
             return None
-        if self._last_op(comm.py2f(), self._obuf) != 0:
+        # Writes sizeof(OpReport) bytes at most: a newer library's appended fields are left out.
+        if self._last_op(comm.py2f(), ctypes.byref(self._report), ctypes.sizeof(self._report)) < 0:
             return None
-        return OpReport.from_buffer_copy(self._obuf)
+        return OpReport.from_buffer_copy(self._report)
 
 
 def delta(after, before):
