@@ -1,16 +1,18 @@
 // Identical replicas: after its all-gather every rank tells every peer which chunks of the
 // result it is missing, and every rank then fills the union of those holes the same way (with
-// zeros, engine/bounded_fill), so the ranks' results stay bit-identical even where the network
-// lost or delayed different data to different ranks. A rank that fills a hole with its own
-// estimate (the alternative) makes its replica drift from its peers' with every such operation.
+// zeros, engine/bounded_holes.cpp), so the ranks' results stay bit-identical even where the
+// network lost or delayed different data to different ranks. A rank that fills a hole with its
+// own estimate (the alternative) makes its replica drift from its peers' with every such operation.
 //
-// The exchange, per operation, over the datagram channel: each rank sends its vote (its holes and
-// which peers' votes it has) to every peer that has not yet shown it has ours, again every resend
-// interval, and at once to any peer whose vote arrives. It is done when it has every peer's vote
-// and every peer has shown it has ours. A rank that finished keeps its last vote and answers
-// late ones (the progress thread sends them), so the last confirmation can always be repeated.
-// Bounded: a vote that does not come within the operation's budget is counted
-// (hole_votes_missing) and the union of the votes in is filled; only then may replicas differ.
+// The exchange, per operation, over the datagram channel (docs/protocol.md, "Identical
+// replicas"): each rank sends its vote (its holes and which peers' votes it has) once to every
+// peer, then again, as a request, every resend interval to the peers whose vote it still lacks;
+// it answers at once a vote that lacks ours, unless that vote is final. It is done when it has
+// every peer's vote: there is no confirmation round. A rank that closed keeps its last votes
+// (kClosedKept operations) and answers late requests with a final vote, which settles it for the
+// asker at once (the progress thread sends those answers). Bounded: a vote that does not come
+// within the operation's budget is counted (hole_votes_missing) and the union of the votes in is
+// filled; only then may replicas differ.
 #pragma once
 
 #include "engine/clock.hpp"
