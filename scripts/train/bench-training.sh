@@ -10,6 +10,10 @@
 #   loss     1% of packets dropped on arrival at every host
 #   tail     one random host's link cut to TAIL_RATE_MIN..MAX mbit for TAIL_MS_MIN..MAX ms,
 #            every TAIL_GAP_MS_MIN..MAX ms, on a schedule that is the same for every back-end
+#   cotenant no loss, but a second job of the same back-end (the co-tenant: the same training,
+#            seed + 100) runs on the same 4 hosts at the same time, so the two share every link
+#            (and, on a small machine, the cores). Both jobs are recorded: the measured one as
+#            <backend>-s<seed>, the co-tenant as <backend>-cotenant-s<seed>
 # The back-ends run with the same seeds and hyper-parameters, interleaved per seed (the order
 # rotates with the seed). Writes OUTDIR/<condition>/<backend>-s<seed>.{csv,log,stats,net}
 # (per-iteration CSV, the job's output with its RESULT line, the library's stats summary, the
@@ -50,7 +54,7 @@ usage: $(basename -- "$0") OUTDIR [BUILD_DIR] [--seeds N] [--conditions LIST] [-
           [--quick]
   BUILD_DIR     the build with wrappers/liboptireduce.so (default: the repository's build/)
   --seeds       seeds 1..N, each running every back-end (default 3)
-  --conditions  which network conditions, in this order (default clean,loss,tail)
+  --conditions  which network conditions, in this order (default clean,loss,tail; also cotenant)
   --backends    which back-ends (default native,bounded,exact,gloo)
   --quick       30 iterations at most, target accuracy 0.9: a few minutes per condition
   --dry-run     check the arguments, write OUTDIR/setup.txt and the tail schedules, list the runs,
@@ -79,8 +83,8 @@ done
 [[ $seeds =~ ^[1-9][0-9]*$ ]] || { echo "--seeds must be a positive number" >&2; exit 2; }
 IFS=, read -r -a conds <<<"$conditions"
 for c in "${conds[@]}"; do
-  [[ $c =~ ^(clean|loss|tail)$ ]] ||
-    { echo "unknown condition '$c' (clean, loss, tail)" >&2; exit 2; }
+  [[ $c =~ ^(clean|loss|tail|cotenant)$ ]] ||
+    { echo "unknown condition '$c' (clean, loss, tail, cotenant)" >&2; exit 2; }
 done
 for b in "${backends[@]}"; do
   [[ $b =~ ^(native|bounded|exact|gloo)$ ]] ||
@@ -175,14 +179,15 @@ if ((dry_run)); then
   exit 0
 fi
 
-tail_pid='' job=''
+tail_pid='' job='' cojob=''
 # The job runs in the background and the script waits for it, so that SIGTERM or Ctrl-C reach
 # this script at once (bash runs traps only between commands), and mpirun.sh gets to clean up.
 cleanup() {
-  if [[ -n $job ]]; then
-    kill -TERM "$job" 2>/dev/null || true
-    wait "$job" 2>/dev/null || true
-  fi
+  local j
+  for j in $job $cojob; do
+    kill -TERM "$j" 2>/dev/null || true
+    wait "$j" 2>/dev/null || true
+  done
   stop_tail
   "$cloud/down.sh" >/dev/null 2>&1 || true
 }
@@ -219,9 +224,11 @@ bring_up() { # condition
 }
 
 run_count=0
-run_one() { # condition seed backend
-  local cond=$1 seed=$2 backend=$3 base env=() extra=() clock=() status=0 t0=$SECONDS
-  base=$out/$cond/$backend-s$seed
+# Starts one training job in the background: the back-end's environment and options, its
+# output under BASE.{log,csv}.
+start_job() { # backend seed label base [train.py options...]
+  local backend=$1 seed=$2 label=$3 base=$4 env=() extra=()
+  shift 4
   run_count=$((run_count + 1))
   case $backend in
     native) ;;
@@ -230,26 +237,48 @@ run_one() { # condition seed backend
     gloo) extra=(--backend gloo --master-addr 10.77.0.10 --master-port $((29500 + run_count))
                  --gloo-ifname eth0) ;;
   esac
+  env "${env[@]}" "$cloud/mpirun.sh" "$hosts" --timeout "$limit" -- "$python" "$here/train.py" \
+    "${train_args[@]}" "${extra[@]}" "$@" --seed "$seed" --label "$label" \
+    --csv "$base.csv" >"$base.log" 2>&1 &
+}
+
+# Waits for a job started by start_job and records it: its stats and RESULT line.
+record_job() { # pid condition seed label base t0
+  local status=0 result
+  wait "$1" || status=$?
+  grep '^optireduce\[0\] stats:' "$5.log" >"$5.stats" || true
+  if result=$(grep -m1 '^RESULT ' "$5.log"); then
+    echo "$2 $result" >>"$out/results.txt"
+    echo "   $4 seed $3: $(summary_of "$result") ($((SECONDS - $6)) s)"
+  else
+    echo "   $4 seed $3: FAILED (exit $status, $((SECONDS - $6)) s), see $5.log"
+    echo "$2 FAILED $4 $3 exit=$status" >>"$out/results.txt"
+  fi
+}
+
+run_one() { # condition seed backend
+  local cond=$1 seed=$2 backend=$3 base cobase clock=() t0=$SECONDS
+  base=$out/$cond/$backend-s$seed
   if [[ $cond == tail ]]; then
     start_tail "$out/tail/schedule-s$seed.txt" "$base"
     clock=(--clock-file "$base.clock")
   fi
-  env "${env[@]}" "$cloud/mpirun.sh" "$hosts" --timeout "$limit" -- "$python" "$here/train.py" \
-    "${train_args[@]}" "${extra[@]}" "${clock[@]}" --seed "$seed" --label "$backend" \
-    --csv "$base.csv" >"$base.log" 2>&1 &
+  start_job "$backend" "$seed" "$backend" "$base" "${clock[@]}"
   job=$!
-  wait "$job" || status=$?
+  if [[ $cond == cotenant ]]; then
+    # The co-tenant: the same training with another seed, started at the same moment.
+    cobase=$out/$cond/$backend-cotenant-s$seed
+    start_job "$backend" $((seed + 100)) "$backend-cotenant" "$cobase"
+    cojob=$!
+  fi
+  record_job "$job" "$cond" "$seed" "$backend" "$base" "$t0"
   job=''
+  if [[ -n $cojob ]]; then
+    record_job "$cojob" "$cond" "$seed" "$backend-cotenant" "$cobase" "$t0"
+    cojob=''
+  fi
   stop_tail
   "$cloud/stats.sh" >"$base.net" 2>&1 || true
-  grep '^optireduce\[0\] stats:' "$base.log" >"$base.stats" || true
-  if result=$(grep -m1 '^RESULT ' "$base.log"); then
-    echo "$cond $result" >>"$out/results.txt"
-    echo "   $backend seed $seed: $(summary_of "$result") ($((SECONDS - t0)) s)"
-  else
-    echo "   $backend seed $seed: FAILED (exit $status, $((SECONDS - t0)) s), see $base.log"
-    echo "$cond FAILED $backend $seed exit=$status" >>"$out/results.txt"
-  fi
 }
 
 summary_of() { # RESULT line -> a few numbers

@@ -26,6 +26,7 @@ CONDITIONS = {
     "clean": "clean network (4 hosts, 1 Gbit/s)",
     "loss": "1% packet loss on arrival at every host",
     "tail": "tail: one random host's link slowed at random moments (see setup.txt)",
+    "cotenant": "co-tenant: a second job of the same back-end on the same hosts, no loss",
 }
 COLORS = {"native": "tab:blue", "bounded": "tab:red", "exact": "tab:green", "gloo": "tab:orange", "baseline": "tab:purple"}
 
@@ -67,6 +68,32 @@ def pct(values, q):
     lo = int(k)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def comm_times(run):
+    skip = 5
+    return [float(r["comm_ms"]) for r in run["rows"][skip:]]
+
+
+def cotenant_table(by_backend, solo):
+    """Each job of the co-tenant condition against the same back-end alone on the clean network
+    (`solo`: the clean condition's runs, when this output has them): its allreduce times and the
+    iterations whose allreduce took more than twice the solo P99."""
+    lines = ["| job | allreduce P50 (ms) | P99 (ms) | max (ms) | solo P99 (ms) | over 2× solo P99 "
+             "| entries lost |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for b in ordered(by_backend):
+        ok = [r for r in by_backend[b] if not r.get("failed")]
+        times = [t for r in ok for t in comm_times(r)]
+        alone = [t for r in solo.get(b.replace("-cotenant", ""), []) if not r.get("failed")
+                 for t in comm_times(r)]
+        p99_alone = pct(alone, 99)
+        over = None if p99_alone is None else sum(t > 2 * p99_alone for t in times)
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            b, fmt(pct(times, 50), "%.0f"), fmt(pct(times, 99), "%.0f"), fmt(max(times, default=None), "%.0f"),
+            fmt(p99_alone, "%.0f"), "–" if over is None else "%d of %d" % (over, len(times)),
+            fmt(mean_or_none([r.get("entries_lost_frac") for r in ok]), "%.2e")))
+    return lines
 
 
 def iter_times(run):
@@ -223,6 +250,8 @@ def main():
         md += ["```"] + open(setup).read().rstrip("\n").split("\n") + ["```", ""]
     for cond in conds:
         md += ["## %s" % CONDITIONS.get(cond, cond), ""] + table(cond, runs[cond]) + [""]
+        if cond == "cotenant":
+            md += cotenant_table(runs[cond], runs.get("clean", {})) + [""]
         try:
             for name in plot(outdir, cond, runs[cond]):
                 md += ["![%s](%s)" % (name, name)]
