@@ -3,6 +3,7 @@
 #include "codec/estimators.hpp"
 #include "engine/bounded_operation.hpp"
 #include "engine/context.hpp"
+#include "engine/dgram_channel.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
@@ -44,6 +45,7 @@ std::vector<ChunkRange> BoundedOperation::our_holes() const {
 
 void BoundedOperation::agree_on_holes() {
     HoleVotes &votes = router_.votes();
+    const ProgressThread::Aside aside(b_.channel->progress.get());  // this thread drains here
     DgramEndpoint &ep = *b_.channel->endpoint;
     const std::size_t F = b_.floats_per_datagram;
     votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), F * sizeof(float));
@@ -67,7 +69,7 @@ void BoundedOperation::agree_on_holes() {
             std::unique_lock lock(router_.mutex());
             router_.changed().wait_for(lock, std::chrono::microseconds(200));
         } else if (got == 0) {
-            ep.wait(1);
+            ep.wait(std::chrono::milliseconds(1));
         }
     }
     agreed_ = votes.close(b_.key, seq_);

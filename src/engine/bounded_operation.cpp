@@ -190,10 +190,13 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
     PhaseCloser &closer = closer_[phase] = PhaseCloser(clock_[phase]);
     // The waiting thread drains the endpoint itself: it is on a core already, while the progress
     // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
-    // longer than a whole deadline. When idle (engine/idle_policy.hpp) it sleeps in the endpoint's
-    // wait fd, so waiting ranks leave the cores to the ranks and the kernel that move the data.
+    // longer than a whole deadline; that one stands aside meanwhile. When idle
+    // (engine/idle_policy.hpp) it sleeps in the endpoint's wait fd, so waiting ranks leave the
+    // cores to the ranks and the kernel that move the data.
     IdlePolicy idle(context().oversubscribed);
+    const ProgressThread::Aside aside(b_.channel->progress.get());
     DgramEndpoint &ep = *b_.channel->endpoint;
+    Pumped pumped;
     Close how;
     Clock::time_point now;
     std::vector<std::uint32_t> ready;
@@ -217,21 +220,20 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
         }
         const Clock::time_point wake = d.until;
         lock.unlock();
-        if (gather) pipeline(*gather, ready);
+        if (gather) pumped = pipeline(*gather, ready);
         const int got = drain();
         if (got < 0) {
-            // The progress thread is draining: it notifies when the condition may have changed.
+            // Another thread is draining (another operation's, or the progress thread finishing
+            // the round it began before it stood aside): the router notifies when the condition
+            // may have changed.
             lock.lock();
             router_.changed().wait_until(lock, std::min(wake, Clock::now() + std::chrono::microseconds(200)));
             continue;
         }
         if (got > 0) {
             idle.event();
-        } else if (idle.idle() && !(gather && gather->has_ready())) {
-            // At most 1 ms at a time: poll(2) counts in milliseconds, and the deadline or the
-            // quiet time may come before a datagram does.
-            const double left_ms = std::chrono::duration<double, std::milli>(wake - Clock::now()).count();
-            ep.wait(left_ms >= 1 ? 1 : 0);
+        } else if (idle.idle()) {
+            rest(wake, gather, pumped);
         }
         lock.lock();
     }
@@ -247,16 +249,32 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
     return how;
 }
 
-void BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready) {
+BoundedOperation::Pumped BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready) {
     for (const std::uint32_t c : ready) {
         reducer_.reduce_complete(c);
         gather.ready(c);
     }
     ready.clear();
-    if (!gather.has_ready()) return;
-    bool progressed = false;
-    Clock::time_point earliest = Clock::time_point::max();
-    gather.pump(&progressed, &earliest);
+    Pumped p;
+    if (gather.has_ready()) gather.pump(&p.progressed, &p.next_slot);
+    return p;
+}
+
+void BoundedOperation::rest(Clock::time_point wake, const StreamSender *gather, const Pumped &pumped) {
+    DgramEndpoint &ep = *b_.channel->endpoint;
+    const Clock::time_point now = Clock::now();
+    // At most 1 ms at a time: a bound on what a missed wake-up could cost.
+    Clock::time_point until = std::min(wake, now + std::chrono::milliseconds(1));
+    if (gather && gather->has_ready()) {
+        if (pumped.progressed) return;  // it is sending: pump again at once
+        if (pumped.next_slot == Clock::time_point::max()) {
+            // Nothing went out and nothing is paced: the socket's queue is full.
+            ep.wait_for_send_space(std::chrono::duration_cast<std::chrono::microseconds>(until - now));
+            return;
+        }
+        until = std::min(until, pumped.next_slot);
+    }
+    if (until > now) ep.wait(std::chrono::duration_cast<std::chrono::microseconds>(until - now));
 }
 
 void BoundedOperation::finish_phase(int phase, Close how) {

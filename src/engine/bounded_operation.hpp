@@ -71,7 +71,16 @@ private:
     // The closer's inputs, read from the receive state under the router's lock.
     void read_facts(int phase);
     LinkQuiet link_quiet(int phase) const;
-    void pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
+    // What the all-gather sender did in one pipeline() round: it sent something, or when its
+    // pacer lets it send next (max(): not paced; with nothing sent, the socket's queue is full).
+    struct Pumped {
+        bool progressed = false;
+        Clock::time_point next_slot = Clock::time_point::max();
+    };
+    Pumped pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
+    // A poll found nothing and the spin is over: sleeps in the kernel until a datagram comes,
+    // `wake` (the closer's next moment), the sender's next slot or room in a full queue.
+    void rest(Clock::time_point wake, const StreamSender *gather, const Pumped &pumped);
     void finish_phase(int phase, Close how);
     void fill_and_copy_out();
     void fill_own_holes();

@@ -13,9 +13,27 @@ ProgressThread::ProgressThread(DgramEndpoint &ep, DgramRouter &router) : ep_(ep)
 }
 
 ProgressThread::~ProgressThread() {
-    stop_.store(true, std::memory_order_relaxed);
+    {
+        std::lock_guard lock(held_mutex_);
+        stop_.store(true, std::memory_order_relaxed);
+    }
+    released_.notify_all();
     ep_.wake();
     thread_.join();
+}
+
+void ProgressThread::hold(int delta) {
+    {
+        std::lock_guard lock(held_mutex_);
+        held_ += delta;
+        if (held_ > 0) return;
+    }
+    released_.notify_all();
+}
+
+void ProgressThread::wait_while_held() {
+    std::unique_lock lock(held_mutex_);
+    released_.wait(lock, [this] { return held_ == 0 || stop_.load(std::memory_order_relaxed); });
 }
 
 void ProgressThread::run() {
@@ -23,6 +41,7 @@ void ProgressThread::run() {
         router_.on_datagram(d, src);
     };
     while (!stop_.load(std::memory_order_relaxed)) {
+        wait_while_held();
         const int got = ep_.poll(sink);
         router_.repair().serve(ep_);  // requests for a shard whose operation returned here
         router_.votes().serve(ep_);   // votes for an operation that returned here
@@ -35,7 +54,7 @@ void ProgressThread::run() {
             continue;
         }
         // Nothing waiting: sleep in the kernel until a datagram comes (or wake() for shutdown).
-        ep_.wait(-1);
+        ep_.wait(DgramEndpoint::kForever);
     }
 }
 

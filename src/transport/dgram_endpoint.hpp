@@ -16,10 +16,12 @@
 
 #include <rdma/fabric.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <span>
@@ -28,6 +30,13 @@
 #include <vector>
 
 namespace optireduce {
+
+// A duration as ppoll(2)'s timeout (a negative one as zero: the caller tests for "no limit").
+inline timespec timespec_of(std::chrono::microseconds d) {
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(std::max(d, d.zero()));
+    return {static_cast<time_t>(s.count()),
+            static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::max(d, d.zero()) - s).count())};
+}
 
 // A run of datagrams to one peer, built without copying: datagram i is the header_bytes at
 // headers[i * header_bytes] followed by payload bytes [i * segment, min((i + 1) * segment,
@@ -89,8 +98,11 @@ public:
     using Sink = std::function<void(std::span<const std::byte> datagram, fi_addr_t source)>;
     virtual int poll(const Sink &sink) = 0;
 
-    // Blocks until a datagram may be waiting, timeout_ms passed (-1: no limit) or wake().
-    virtual void wait(int timeout_ms) = 0;
+    // Blocks until a datagram may be waiting, `timeout` passed (kForever: no limit) or wake().
+    // Microseconds, not poll(2)'s milliseconds: a waiter whose deadline is 300 us away sleeps
+    // 300 us instead of spinning through its last millisecond.
+    static constexpr std::chrono::microseconds kForever{-1};
+    virtual void wait(std::chrono::microseconds timeout) = 0;
     // Ends a wait() in progress (another thread needs the progress thread's attention).
     virtual void wake() = 0;
     // After a send found the queue full: blocks until it has room again, a datagram may be

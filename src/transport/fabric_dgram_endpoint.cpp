@@ -278,16 +278,18 @@ int FabricDgramEndpoint::poll(const Sink &sink) {
     return handled;
 }
 
-void FabricDgramEndpoint::wait(int timeout_ms) {
+void FabricDgramEndpoint::wait(std::chrono::microseconds timeout) {
     if (wait_fd_ < 0) {
         // No wait object: sleep briefly, so an idle rank costs little CPU and a busy one polls.
-        std::this_thread::sleep_for(std::chrono::microseconds(timeout_ms < 0 || timeout_ms > 1 ? 1000 : 50));
+        constexpr std::chrono::microseconds kIdleNap{1000};
+        std::this_thread::sleep_for(timeout < timeout.zero() ? kIdleNap : std::min(timeout, kIdleNap));
         return;
     }
     fid *fids[1] = {&cq_.get()->fid};
     if (fi_trywait(fabric_.get(), fids, 1) != FI_SUCCESS) return;  // something is waiting already
     pollfd pfd[2] = {{wait_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    ::poll(pfd, wake_fd_ >= 0 ? 2 : 1, timeout_ms);
+    const timespec ts = timespec_of(timeout);
+    ::ppoll(pfd, wake_fd_ >= 0 ? 2 : 1, timeout < timeout.zero() ? nullptr : &ts, nullptr);
     if (pfd[1].revents & POLLIN) {
         std::uint64_t v;
         [[maybe_unused]] auto r = ::read(wake_fd_, &v, sizeof v);

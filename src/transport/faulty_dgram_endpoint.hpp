@@ -48,7 +48,7 @@ public:
     int send_runs(std::span<const DgramRun> runs, std::span<std::size_t> sent) override;
     // Returns what the inner endpoint returns: dropped datagrams arrived, so they count.
     int poll(const Sink &sink) override;
-    void wait(int timeout_ms) override { inner_->wait(timeout_ms); }
+    void wait(std::chrono::microseconds timeout) override { inner_->wait(timeout); }
     void wake() override { inner_->wake(); }
     void wait_for_send_space(std::chrono::microseconds max) override { inner_->wait_for_send_space(max); }
 

@@ -90,9 +90,10 @@ int UdpSocketEndpoint::poll(const Sink &sink) {
     return drained ? handled : -1;
 }
 
-void UdpSocketEndpoint::wait(int timeout_ms) {
+void UdpSocketEndpoint::wait(std::chrono::microseconds timeout) {
     pollfd pfd[2] = {{io_.fd(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-    ::poll(pfd, wake_.get() >= 0 ? 2 : 1, timeout_ms);
+    const timespec ts = timespec_of(timeout);
+    ::ppoll(pfd, wake_.get() >= 0 ? 2 : 1, timeout < timeout.zero() ? nullptr : &ts, nullptr);
     if (pfd[1].revents & POLLIN) {
         std::uint64_t v;
         [[maybe_unused]] auto r = ::read(wake_.get(), &v, sizeof v);
@@ -103,9 +104,7 @@ void UdpSocketEndpoint::wait_for_send_space(std::chrono::microseconds max) {
     // The kernel reports POLLOUT once the socket's send buffer is half free again (EAGAIN came
     // from a full one): one wake-up per half buffer instead of a retry loop on a busy core.
     pollfd pfd = {io_.fd(), POLLOUT | POLLIN, 0};
-    const auto s = std::chrono::duration_cast<std::chrono::seconds>(max);
-    const timespec ts{static_cast<time_t>(s.count()),
-                      static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(max - s).count())};
+    const timespec ts = timespec_of(max);
     ::ppoll(&pfd, 1, &ts, nullptr);
 }
 

@@ -37,7 +37,7 @@ public:
     int send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) override;
     int send_runs(std::span<const DgramRun> runs, std::span<std::size_t> sent) override;
     int poll(const Sink &sink) override;
-    void wait(int timeout_ms) override;
+    void wait(std::chrono::microseconds timeout) override;
     void wake() override;
     void wait_for_send_space(std::chrono::microseconds max) override;
 

@@ -48,7 +48,7 @@ public:
         }
         return static_cast<int>(arrivals);
     }
-    void wait(int) override {}
+    void wait(std::chrono::microseconds) override {}
     void wake() override {}
 
     struct Sent {

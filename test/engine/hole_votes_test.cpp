@@ -66,7 +66,7 @@ public:
     }
     int send_runs(std::span<const DgramRun>, std::span<std::size_t>) override { return 0; }
     int poll(const Sink &) override { return 0; }
-    void wait(int) override {}
+    void wait(std::chrono::microseconds) override {}
     void wake() override {}
     std::vector<std::pair<fi_addr_t, std::vector<std::byte>>> queue;
 };

@@ -53,7 +53,7 @@ Received receive(DgramEndpoint &ep, std::size_t want) {
             r.datagrams.emplace_back(d.begin(), d.end());
             r.sources.push_back(src);
         });
-        if (n == 0) ep.wait(10);
+        if (n == 0) ep.wait(std::chrono::milliseconds(10));
     }
     return r;
 }

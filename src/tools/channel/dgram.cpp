@@ -199,7 +199,7 @@ void serve_dgram(Control &control, const Channel &channel, const SetupMsg &setup
             done_at = wall_seconds();
         }
         if (done && wall_seconds() - std::max(done_at, last) >= kQuietSeconds) break;
-        ep->wait(10);
+        ep->wait(std::chrono::milliseconds(10));
     }
     result.cpu_s = cpu_seconds() - cpu0;
     result.wall_s = last - first;
