@@ -82,10 +82,13 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
     ++st.observed;
 
     const double loss = 1.0 - static_cast<double>(std::min(o.received, o.expected)) / static_cast<double>(o.expected);
-    // Loss widens the deadline, except at a deadline that data had stopped reaching: after an
-    // early close the wider deadline gives phase-2 repair its room (answers must come before the
-    // owners' ends), but waiting longer for what a slow link's queue dropped buys nothing.
-    if (loss > s_.target_loss && (!o.cut_short || late))
+    // Loss widens the deadline only where a longer one would have prevented it: data were still
+    // arriving when the phase was cut. After an early close (every tail in, the link quiet) or
+    // at a deadline that data had stopped reaching, what is missing was dropped, and a wider
+    // deadline only makes the next lost tail cost more: two jobs sharing the links lost whole
+    // send batches to full queues, and deadlines widened to 8x the phases' span (1 s for
+    // phases of 100 ms) turned each such loss into a second's wait for every rank.
+    if (loss > s_.target_loss && late)
         st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
     else if (loss <= s_.target_loss / 2)
         st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);

@@ -57,20 +57,36 @@ CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool com
     for (const SenderFacts &s : senders)
         if (s.missing()) close_at = std::max(close_at, sender_end(s));
     if (now >= close_at) return {CloseDecision::Kind::close, Close::deadline, {}};
-    if (!quiet.all_tails) return {CloseDecision::Kind::wait, Close::complete, close_at};
-    // Every sender's last datagrams are here, so the rest of what is missing was lost, not late:
-    // once the link has been quiet a while, waiting longer buys nothing.
-    const Clock::time_point quiet_until = after_ms(quiet.last_arrival, quiet.quiet_ms);
-    if (now < quiet_until) return {CloseDecision::Kind::wait, Close::complete, std::min(close_at, quiet_until)};
-    if (clock_.phase == 1 && !repair_asked_) {
-        // All-gather holes make replicas differ: ask their owners once, and give the answers a
-        // few quiet times (never past the senders' ends).
-        repair_asked_ = true;
-        repair_until_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));
-        return {CloseDecision::Kind::ask_repair, Close::complete, repair_until_};
+    const auto wait = [](Clock::time_point until) { return CloseDecision{CloseDecision::Kind::wait, Close::complete, until}; };
+    if (quiet.last_arrival == Clock::time_point{}) return wait(close_at);  // nothing came: no silence to read
+    // Without every tail, silence counts from the phase's start at the earliest: what arrived
+    // before it (early all-gather chunks) says nothing about the streams that follow it.
+    const Clock::time_point since = quiet.all_tails ? quiet.last_arrival : std::max(quiet.last_arrival, clock_.start);
+    const Clock::time_point quiet_until = after_ms(since, quiet.quiet_ms);
+    if (now < quiet_until) return wait(std::min(close_at, quiet_until));
+    const bool asking_due = clock_.phase == 1 && (repairs_asked_ == 0 || now >= repair_until_);
+    if (!quiet.all_tails) {
+        // Some sender's last datagrams are missing too: it is slow, or they were lost with the
+        // rest (a queue that overflows drops a whole batch, tail included). In the all-gather a
+        // lost tail would cost the owners' whole end, so the holes are asked for while the link
+        // is quiet, again after each (doubling) wait; the reduce-scatter has only its deadline.
+        if (asking_due) return ask_repair(now, close_at, quiet);
+        return wait(clock_.phase == 1 ? std::min(close_at, repair_until_) : close_at);
     }
-    if (!repair_asked_ || now >= repair_until_) return {CloseDecision::Kind::close, Close::early, {}};
-    return {CloseDecision::Kind::wait, Close::complete, std::min(close_at, repair_until_)};
+    // Every sender's last datagrams are here, so the rest of what is missing was lost, not late:
+    // once the link has been quiet a while, waiting longer buys nothing. All-gather holes make
+    // replicas differ: they are asked for first, and the answers get a few quiet times (never
+    // past the senders' ends).
+    if (asking_due && repairs_asked_ == 0) return ask_repair(now, close_at, quiet);
+    if (repairs_asked_ == 0 || now >= repair_until_) return {CloseDecision::Kind::close, Close::early, {}};
+    return wait(std::min(close_at, repair_until_));
+}
+
+CloseDecision PhaseCloser::ask_repair(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet) {
+    const double window_ms = std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms) * (1 << std::min(repairs_asked_, 6));
+    ++repairs_asked_;
+    repair_until_ = std::min(close_at, after_ms(now, window_ms));
+    return {CloseDecision::Kind::ask_repair, Close::complete, repair_until_};
 }
 
 bool PhaseCloser::written_off(const SenderFacts &s, Close how) const {

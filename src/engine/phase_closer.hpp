@@ -8,7 +8,10 @@
 // chunks is past its own end (deadline: see sender_end); or early, once every sender's last
 // datagram arrived and the link has been quiet for a while (the rest was lost, not late). In
 // the all-gather, before closing early, the missing chunks are asked for again once (phase-2
-// repair), and the answers get a few quiet times, never past the senders' ends.
+// repair), and the answers get a few quiet times, never past the senders' ends. When some
+// sender's last datagrams are missing too (lost with the batch they were sent in), the
+// all-gather asks while the link is quiet and again after each doubling wait, until the
+// senders' ends: a lost tail costs the repair's round trip, not the owners' whole end.
 #pragma once
 
 #include "engine/clock.hpp"
@@ -42,7 +45,7 @@ struct PhaseClock {
 // What the link shows, for the early close.
 struct LinkQuiet {
     bool all_tails = false;            // every sender's last datagram arrived
-    Clock::time_point last_arrival{};  // of any datagram of the phase
+    Clock::time_point last_arrival{};  // of any datagram of the phase (time_point{}: none yet)
     double quiet_ms = 0;               // how long a quiet link means the rest was lost
 };
 
@@ -72,8 +75,8 @@ public:
     // and queue in front of the next operation's.
     Clock::time_point send_limit() const;
     static constexpr double kSendSlackDeadlines = 1;
-    // `complete`: every expected chunk arrived. An ask_repair decision is made once per phase;
-    // the caller asks, then decides again.
+    // `complete`: every expected chunk arrived. After an ask_repair decision the caller asks
+    // (for every chunk still missing), then decides again.
     CloseDecision decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,
                          Clock::time_point now);
     // After the phase closed with `how`: whether sender s is a straggler written off (silent in
@@ -82,8 +85,10 @@ public:
     bool written_off(const SenderFacts &s, Close how) const;
 
 private:
+    CloseDecision ask_repair(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
+
     PhaseClock clock_;
-    bool repair_asked_ = false;
+    int repairs_asked_ = 0;
     Clock::time_point repair_until_{};
 };
 

@@ -63,6 +63,13 @@ public:
     const Buffers &buffers() const { return buffers_; }
     // Datagrams that arrived coalesced with others in one message (GRO at work).
     std::uint64_t coalesced() const { return coalesced_.load(std::memory_order_relaxed); }
+    // Whether a datagram our own host's queue drops fails its send (IP_RECVERR), so that it is
+    // sent again, instead of being counted as sent.
+    bool local_drops_reported() const { return local_drops_reported_; }
+    // Reads and drops what ICMP errors left on the socket (IP_RECVERR): its error queue, which
+    // poll reports as POLLERR until it is empty, and its pending error. How many so far.
+    void clear_errors();
+    std::uint64_t errors_cleared() const { return errors_cleared_.load(std::memory_order_relaxed); }
 
     // Datagrams of `datagram_bytes` worth putting in one run: what one offloaded send carries,
     // or without GSO what makes a system call cheap per datagram.
@@ -91,8 +98,13 @@ private:
     // One recvmmsg into received_; how many messages it returned (0: none waiting).
     std::size_t receive_batch();
 
+    static constexpr int kIcmpRetries = 4;      // per flush: each pending error is reported once
+    static constexpr int kErrorsPerClear = 64;  // a bound on one clear_errors() call
+
     Fd sock_;
     std::uint16_t port_ = 0;
+    bool local_drops_reported_ = false;
+    std::atomic<std::uint64_t> errors_cleared_{0};
     std::atomic<bool> gso_{false};
     bool gro_ = false;
     std::string gso_note_, gro_note_;

@@ -43,7 +43,9 @@ std::string UdpSocketEndpoint::describe() const {
            ", GRO " + io_.gro_note() + ", datagrams up to " +
            std::to_string(udp::datagram_for_mtu(65536, peers_.mtu_cap())) + " bytes (less where the path MTU is), " +
            "socket buffers " + std::to_string(buffers.receive / 1024) + " KiB receive, " +
-           std::to_string(buffers.send / 1024) + " KiB send (granted)";
+           std::to_string(buffers.send / 1024) + " KiB send (granted), " +
+           (io_.local_drops_reported() ? "datagrams the host's queue drops are sent again"
+                                       : "datagrams the host's queue drops are lost (no IP_RECVERR)");
 }
 
 bool UdpSocketEndpoint::resolve(std::span<const std::byte> names, int count, std::vector<fi_addr_t> &out,
@@ -94,6 +96,7 @@ void UdpSocketEndpoint::wait(std::chrono::microseconds timeout) {
     pollfd pfd[2] = {{io_.fd(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
     const timespec ts = timespec_of(timeout);
     ::ppoll(pfd, wake_.get() >= 0 ? 2 : 1, timeout < timeout.zero() ? nullptr : &ts, nullptr);
+    if (pfd[0].revents & POLLERR) io_.clear_errors();  // else every later wait returns at once
     if (pfd[1].revents & POLLIN) {
         std::uint64_t v;
         [[maybe_unused]] auto r = ::read(wake_.get(), &v, sizeof v);
@@ -106,6 +109,7 @@ void UdpSocketEndpoint::wait_for_send_space(std::chrono::microseconds max) {
     pollfd pfd = {io_.fd(), POLLOUT | POLLIN, 0};
     const timespec ts = timespec_of(max);
     ::ppoll(&pfd, 1, &ts, nullptr);
+    if (pfd.revents & POLLERR) io_.clear_errors();
 }
 
 void UdpSocketEndpoint::wake() {

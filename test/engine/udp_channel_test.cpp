@@ -2,6 +2,7 @@
 // whole, in order and with the right sender, with every combination of offloads (what a kernel
 // without GSO or GRO gets); names round-trip, the MTU rule holds, strangers are named as such,
 // and a bad interface list is refused with a message that helps. No MPI call is made.
+#include "test_run.hpp"
 #include "transport/udp_address.hpp"
 #include "transport/udp_socket_endpoint.hpp"
 #include "transport/wire_header.hpp"
@@ -57,26 +58,6 @@ Received receive(DgramEndpoint &ep, std::size_t want) {
     }
     return r;
 }
-
-// A run as the engine builds it: header i names datagram i, payload byte k of datagram i is
-// (i * 7 + k) mod 251, the last datagram shorter.
-struct TestRun {
-    std::vector<std::byte> headers, payload;
-    std::size_t segment, count;
-    TestRun(std::size_t n, std::size_t seg, std::size_t last)
-        : headers(n * wire::kHeaderBytes), payload((n - 1) * seg + last), segment(seg), count(n) {
-        for (std::size_t i = 0; i < count; ++i) {
-            wire::Header h;
-            h.chunk = static_cast<std::uint32_t>(i);
-            h.payload_len = static_cast<std::uint16_t>(i + 1 < count ? segment : last);
-            wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(headers.data() + i * wire::kHeaderBytes,
-                                                                     wire::kHeaderBytes));
-        }
-        for (std::size_t k = 0; k < payload.size(); ++k)
-            payload[k] = static_cast<std::byte>(((k / segment) * 7 + k % segment) % 251);
-    }
-    DgramRun to(fi_addr_t dest) const { return {dest, headers, wire::kHeaderBytes, payload, segment, count}; }
-};
 
 // Sends `run` completely (a full socket is drained by the receiver between tries).
 void send_all(DgramEndpoint &from, DgramEndpoint &to, const TestRun &run, fi_addr_t dest, Received &got) {
