@@ -180,9 +180,9 @@ void BoundedOperation::read_facts(int phase) {
 }
 
 LinkQuiet BoundedOperation::link_quiet(int phase) const {
-    if (!rx_.map[phase].all_tails()) return {};
     const Clock::time_point last = rx_.last_arrival[phase];
-    return {true, last, b_.deadlines.quiet_ms(n_ * sizeof(float), phase + 1, ms_between(clock_[phase].start, last))};
+    const double ran_ms = last > clock_[phase].start ? ms_between(clock_[phase].start, last) : 0;
+    return {rx_.map[phase].all_tails(), last, b_.deadlines.quiet_ms(n_ * sizeof(float), phase + 1, ran_ms)};
 }
 
 Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {

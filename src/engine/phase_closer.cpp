@@ -48,6 +48,10 @@ Clock::time_point PhaseCloser::send_limit() const {
     return after_ms(sender_end(us), clock_.deadline_ms[clock_.phase] * kSendSlackDeadlines);
 }
 
+namespace {
+CloseDecision wait_until(Clock::time_point t) { return {CloseDecision::Kind::wait, Close::complete, t}; }
+}  // namespace
+
 CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,
                                   Clock::time_point now) {
     if (complete) return {CloseDecision::Kind::close, Close::complete, {}};
@@ -57,29 +61,34 @@ CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool com
     for (const SenderFacts &s : senders)
         if (s.missing()) close_at = std::max(close_at, sender_end(s));
     if (now >= close_at) return {CloseDecision::Kind::close, Close::deadline, {}};
-    const auto wait = [](Clock::time_point until) { return CloseDecision{CloseDecision::Kind::wait, Close::complete, until}; };
-    if (quiet.last_arrival == Clock::time_point{}) return wait(close_at);  // nothing came: no silence to read
-    // Without every tail, silence counts from the phase's start at the earliest: what arrived
-    // before it (early all-gather chunks) says nothing about the streams that follow it.
-    const Clock::time_point since = quiet.all_tails ? quiet.last_arrival : std::max(quiet.last_arrival, clock_.start);
-    const Clock::time_point quiet_until = after_ms(since, quiet.quiet_ms);
-    if (now < quiet_until) return wait(std::min(close_at, quiet_until));
-    const bool asking_due = clock_.phase == 1 && (repairs_asked_ == 0 || now >= repair_until_);
-    if (!quiet.all_tails) {
-        // Some sender's last datagrams are missing too: it is slow, or they were lost with the
-        // rest (a queue that overflows drops a whole batch, tail included). In the all-gather a
-        // lost tail would cost the owners' whole end, so the holes are asked for while the link
-        // is quiet, again after each (doubling) wait; the reduce-scatter has only its deadline.
-        if (asking_due) return ask_repair(now, close_at, quiet);
-        return wait(clock_.phase == 1 ? std::min(close_at, repair_until_) : close_at);
-    }
+    if (quiet.last_arrival == Clock::time_point{}) return wait_until(close_at);  // nothing came: no silence to read
+    if (!quiet.all_tails) return without_every_tail(now, close_at, quiet);
     // Every sender's last datagrams are here, so the rest of what is missing was lost, not late:
     // once the link has been quiet a while, waiting longer buys nothing. All-gather holes make
     // replicas differ: they are asked for first, and the answers get a few quiet times (never
     // past the senders' ends).
-    if (asking_due && repairs_asked_ == 0) return ask_repair(now, close_at, quiet);
+    const Clock::time_point quiet_until = after_ms(quiet.last_arrival, quiet.quiet_ms);
+    if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
+    if (clock_.phase == 1 && repairs_asked_ == 0) return ask_repair(now, close_at, quiet);
     if (repairs_asked_ == 0 || now >= repair_until_) return {CloseDecision::Kind::close, Close::early, {}};
-    return wait(std::min(close_at, repair_until_));
+    return wait_until(std::min(close_at, repair_until_));
+}
+
+CloseDecision PhaseCloser::without_every_tail(Clock::time_point now, Clock::time_point close_at,
+                                              const LinkQuiet &quiet) {
+    // Some sender's last datagrams are missing too: it is slow, or they were lost with the rest
+    // (a full queue drops a whole offloaded batch, tail included). The reduce-scatter has only
+    // its deadline. In the all-gather a lost tail would cost the owners' whole end, so the holes
+    // are asked for once the link has been silent a good part of the deadline (an owner still
+    // reducing, or waiting for a core, is silent too, and asking it sends its shard twice),
+    // again after each doubling wait. Silence counts from the phase's start at the earliest:
+    // early chunks that came before it say nothing about the streams that follow.
+    if (clock_.phase == 0) return wait_until(close_at);
+    const double silence_ms = std::max(quiet.quiet_ms, kNoTailSilenceOfDeadline * clock_.deadline_ms[1]);
+    const Clock::time_point quiet_until = after_ms(std::max(quiet.last_arrival, clock_.start), silence_ms);
+    if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
+    if (repairs_asked_ == 0 || now >= repair_until_) return ask_repair(now, close_at, quiet);
+    return wait_until(std::min(close_at, repair_until_));
 }
 
 CloseDecision PhaseCloser::ask_repair(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet) {

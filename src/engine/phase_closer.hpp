@@ -63,6 +63,9 @@ public:
     static constexpr double kOwnerTurnaroundMs = 5;
     // How long repair answers are awaited: this many quiet times, at least kRepairMinMs.
     static constexpr double kRepairMinMs = 2, kRepairQuiets = 4;
+    // Without every sender's tail, repair is asked for only after this share of the phase's
+    // deadline without a datagram.
+    static constexpr double kNoTailSilenceOfDeadline = 0.25;
 
     PhaseCloser() = default;
     explicit PhaseCloser(const PhaseClock &clock) : clock_(clock) {}
@@ -85,6 +88,7 @@ public:
     bool written_off(const SenderFacts &s, Close how) const;
 
 private:
+    CloseDecision without_every_tail(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
     CloseDecision ask_repair(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
 
     PhaseClock clock_;

@@ -81,11 +81,13 @@ TEST(DeadlineController, LossAboveTheTargetWidensAndBelowItNarrows) {
 // waited out every operation while its peers waited for it.
 TEST(DeadlineController, LossInTheNetworkDoesNotWidenTheDeadline) {
     // An early close learns the span of what came, not an extrapolation (80% lost would make
-    // it 50 ms); its loss still widens the multiple (room for phase-2 repair), within
-    // kMaxMultiple of the span.
+    // it 50 ms), and its loss does not widen the deadline: every tail was in and the link quiet,
+    // so the rest was dropped. (It used to widen the multiple up to 8x, so that a later lost
+    // tail cost up to 8 spans of waiting.)
     DeadlineController early = calibrated(10);
+    const double calibrated_deadline = early.deadline_ms(kBytes, 1);
     for (int i = 0; i < 10; ++i) early.observe(kBytes, 1, {12, 10, 100, 20, false});
-    EXPECT_LE(early.deadline_ms(kBytes, 1), DeadlineController::kMaxMultiple * 12);
+    EXPECT_LE(early.deadline_ms(kBytes, 1), 1.2 * calibrated_deadline);
     // At the deadline, but nothing arrived in its second half: the tails were lost too, not
     // late. It learns the span of what did arrive and never widens.
     DeadlineController lost = calibrated(10);

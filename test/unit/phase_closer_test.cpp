@@ -160,6 +160,44 @@ TEST(PhaseCloser, AllGatherHolesAreAskedForOnceThenAwaitedAFewQuietTimes) {
     EXPECT_EQ(d.how, Close::early);
 }
 
+TEST(PhaseCloser, AnAllGatherStreamWhoseLastBatchWasLostIsAskedForWhileTheLinkIsQuiet) {
+    // A full queue dropped an owner's last send batch, its tail with it: no tail, so no early
+    // close. The owners' end is at 20 + 10 + 10 + 5 = 45 ms. The holes are asked for once the
+    // link has been silent a quarter of the 10 ms deadline (2.5 ms after the last arrival at
+    // 22), and again after each doubling wait, until that end.
+    PhaseClock clock = rs_clock();
+    clock.phase = 1;
+    clock.start = at(20);
+    clock.rs_all_started = at(12);
+    PhaseCloser c(clock);
+    std::vector<SenderFacts> f{sender(2, 21), sender(4, 21)};
+    const LinkQuiet quiet{false, at(22), 1};
+    CloseDecision d = c.decide(f, false, quiet, at(23));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(24.5));
+    d = c.decide(f, false, quiet, at(24.5));
+    ASSERT_EQ(d.kind, Kind::ask_repair) << "a lost tail must not cost the owners' whole end";
+    EXPECT_EQ(d.until, at(28.5));  // max(2 ms, 4 quiet times)
+    d = c.decide(f, false, quiet, at(25));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(28.5));
+    d = c.decide(f, false, quiet, at(28.5));  // no answer yet: asked again, waiting twice as long
+    EXPECT_EQ(d.kind, Kind::ask_repair);
+    EXPECT_EQ(d.until, at(36.5));
+    d = c.decide(f, false, quiet, at(36.5));
+    EXPECT_EQ(d.kind, Kind::ask_repair);
+    EXPECT_EQ(d.until, at(45)) << "never past the owners' end";
+    d = c.decide(f, false, quiet, at(45));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+    // Silence before the phase started (early chunks) does not count: the streams that follow
+    // the owners' reduce-scatter are given the silence from our start.
+    PhaseCloser fresh(clock);
+    d = fresh.decide(f, false, {false, at(5), 1}, at(21));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(22.5));
+}
+
 TEST(PhaseCloser, AllGatherSendersEndAfterBothDeadlinesFromTheLastStartPlusTurnaround) {
     PhaseClock clock = rs_clock();
     clock.phase = 1;
