@@ -224,9 +224,12 @@ int BatchIo::flush(Tx &tx, std::span<std::size_t> sent) {
         const int n = ::sendmmsg(sock_.get(), tx.msgs.data() + done, chunk, MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR) continue;
-            if (from_icmp(errno) && ++icmp_reports <= kIcmpRetries) {
+            if (from_icmp(errno)) {
+                // Not this send's error: it was not sent, and goes again (now, or after a few
+                // reports in a row, in the next round, like a full queue's).
                 clear_errors();
-                continue;
+                if (++icmp_reports <= kIcmpRetries) continue;
+                return 0;
             }
             return errno == EAGAIN || errno == ENOBUFS ? 0 : errno_to_fi(errno);
         }
