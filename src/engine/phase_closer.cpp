@@ -64,14 +64,27 @@ CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool com
     if (quiet.last_arrival == Clock::time_point{}) return wait_until(close_at);  // nothing came: no silence to read
     if (!quiet.all_tails) return without_every_tail(now, close_at, quiet);
     // Every sender's last datagrams are here, so the rest of what is missing was lost, not late:
-    // once the link has been quiet a while, waiting longer buys nothing. All-gather holes make
-    // replicas differ: they are asked for first, and the answers get a few quiet times (never
-    // past the senders' ends).
+    // once the link has been quiet a while, waiting longer buys nothing.
     const Clock::time_point quiet_until = after_ms(quiet.last_arrival, quiet.quiet_ms);
     if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
-    if (clock_.phase == 1 && repairs_asked_ == 0) return ask_repair(now, close_at, quiet);
-    if (repairs_asked_ == 0 || now >= repair_until_) return {CloseDecision::Kind::close, Close::early, {}};
-    return wait_until(std::min(close_at, repair_until_));
+    if (clock_.phase == 0) return {CloseDecision::Kind::close, Close::early, {}};
+    // All-gather holes make replicas differ: they are asked for, and the answers get a few quiet
+    // times (never past the senders' ends). What is still missing is asked for again every quiet
+    // time (at least kRepairMinMs) meanwhile: on a lossy link a request or an answer is lost as
+    // often as any datagram, and waiting out the whole window for it held every peer's hole vote.
+    if (repair_end_ == Clock::time_point{}) {
+        repair_end_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));
+        return ask_again(now, quiet);
+    }
+    if (now >= repair_end_) return {CloseDecision::Kind::close, Close::early, {}};
+    if (now >= repair_until_) return ask_again(now, quiet);
+    return wait_until(std::min(repair_end_, repair_until_));
+}
+
+CloseDecision PhaseCloser::ask_again(Clock::time_point now, const LinkQuiet &quiet) {
+    ++repairs_asked_;
+    repair_until_ = std::min(repair_end_, after_ms(now, std::max(kRepairMinMs, quiet.quiet_ms)));
+    return {CloseDecision::Kind::ask_repair, Close::complete, repair_until_};
 }
 
 CloseDecision PhaseCloser::without_every_tail(Clock::time_point now, Clock::time_point close_at,

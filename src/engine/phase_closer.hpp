@@ -7,8 +7,9 @@
 // A phase closes when every expected chunk arrived (complete); when every sender still missing
 // chunks is past its own end (deadline: see sender_end); or early, once every sender's last
 // datagram arrived and the link has been quiet for a while (the rest was lost, not late). In
-// the all-gather, before closing early, the missing chunks are asked for again once (phase-2
-// repair), and the answers get a few quiet times, never past the senders' ends. When some
+// the all-gather, before closing early, the missing chunks are asked for again (phase-2 repair),
+// and the answers get a few quiet times, never past the senders' ends; what is still missing is
+// asked for again every quiet time meanwhile. When some
 // sender's last datagrams are missing too (lost with the batch they were sent in), the
 // all-gather asks while the link is quiet and again after each doubling wait, until the
 // senders' ends: a lost tail costs the repair's round trip, not the owners' whole end.
@@ -90,10 +91,12 @@ public:
 private:
     CloseDecision without_every_tail(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
     CloseDecision ask_repair(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
+    CloseDecision ask_again(Clock::time_point now, const LinkQuiet &quiet);
 
     PhaseClock clock_;
     int repairs_asked_ = 0;
-    Clock::time_point repair_until_{};
+    Clock::time_point repair_until_{};  // the current wait for answers ends (then ask again)
+    Clock::time_point repair_end_{};    // every tail in: the answers' whole window ends (then close)
 };
 
 }  // namespace optireduce
