@@ -252,7 +252,6 @@ void BatchIo::clear_errors() {
         h.msg_control = control.data();
         h.msg_controllen = control.size();
         if (::recvmsg(sock_.get(), &h, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) break;
-        errors_cleared_.fetch_add(1, std::memory_order_relaxed);
     }
     int pending = 0;
     socklen_t len = sizeof pending;

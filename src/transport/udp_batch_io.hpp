@@ -67,9 +67,8 @@ public:
     // sent again, instead of being counted as sent.
     bool local_drops_reported() const { return local_drops_reported_; }
     // Reads and drops what ICMP errors left on the socket (IP_RECVERR): its error queue, which
-    // poll reports as POLLERR until it is empty, and its pending error. How many so far.
+    // poll reports as POLLERR until it is empty, and its pending error.
     void clear_errors();
-    std::uint64_t errors_cleared() const { return errors_cleared_.load(std::memory_order_relaxed); }
 
     // Datagrams of `datagram_bytes` worth putting in one run: what one offloaded send carries,
     // or without GSO what makes a system call cheap per datagram.
@@ -104,7 +103,6 @@ private:
     Fd sock_;
     std::uint16_t port_ = 0;
     bool local_drops_reported_ = false;
-    std::atomic<std::uint64_t> errors_cleared_{0};
     std::atomic<bool> gso_{false};
     bool gro_ = false;
     std::string gso_note_, gro_note_;
