@@ -72,19 +72,14 @@ CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool com
     // times (never past the senders' ends). What is still missing is asked for again every quiet
     // time (at least kRepairMinMs) meanwhile: on a lossy link a request or an answer is lost as
     // often as any datagram, and waiting out the whole window for it held every peer's hole vote.
-    if (repair_end_ == Clock::time_point{}) {
+    const bool first = repair_end_ == Clock::time_point{};
+    if (first)
         repair_end_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));
-        return ask_again(now, quiet);
-    }
-    if (now >= repair_end_) return {CloseDecision::Kind::close, Close::early, {}};
-    if (now >= repair_until_) return ask_again(now, quiet);
+    else if (now >= repair_end_)
+        return {CloseDecision::Kind::close, Close::early, {}};
+    if (first || now >= repair_until_)
+        return ask_repair(std::min(repair_end_, after_ms(now, std::max(kRepairMinMs, quiet.quiet_ms))));
     return wait_until(std::min(repair_end_, repair_until_));
-}
-
-CloseDecision PhaseCloser::ask_again(Clock::time_point now, const LinkQuiet &quiet) {
-    ++repairs_asked_;
-    repair_until_ = std::min(repair_end_, after_ms(now, std::max(kRepairMinMs, quiet.quiet_ms)));
-    return {CloseDecision::Kind::ask_repair, Close::complete, repair_until_};
 }
 
 CloseDecision PhaseCloser::without_every_tail(Clock::time_point now, Clock::time_point close_at,
@@ -100,14 +95,17 @@ CloseDecision PhaseCloser::without_every_tail(Clock::time_point now, Clock::time
     const double silence_ms = std::max(quiet.quiet_ms, kNoTailSilenceOfDeadline * clock_.deadline_ms[1]);
     const Clock::time_point quiet_until = after_ms(std::max(quiet.last_arrival, clock_.start), silence_ms);
     if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
-    if (repairs_asked_ == 0 || now >= repair_until_) return ask_repair(now, close_at, quiet);
+    if (repairs_asked_ == 0 || now >= repair_until_) {
+        const double window_ms =
+            std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms) * (1 << std::min(repairs_asked_, 6));
+        return ask_repair(std::min(close_at, after_ms(now, window_ms)));
+    }
     return wait_until(std::min(close_at, repair_until_));
 }
 
-CloseDecision PhaseCloser::ask_repair(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet) {
-    const double window_ms = std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms) * (1 << std::min(repairs_asked_, 6));
+CloseDecision PhaseCloser::ask_repair(Clock::time_point answers_until) {
     ++repairs_asked_;
-    repair_until_ = std::min(close_at, after_ms(now, window_ms));
+    repair_until_ = answers_until;
     return {CloseDecision::Kind::ask_repair, Close::complete, repair_until_};
 }
 

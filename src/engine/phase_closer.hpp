@@ -90,8 +90,8 @@ public:
 
 private:
     CloseDecision without_every_tail(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
-    CloseDecision ask_repair(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
-    CloseDecision ask_again(Clock::time_point now, const LinkQuiet &quiet);
+    // Asks for the missing chunks (again), their answers awaited until `answers_until`.
+    CloseDecision ask_repair(Clock::time_point answers_until);
 
     PhaseClock clock_;
     int repairs_asked_ = 0;

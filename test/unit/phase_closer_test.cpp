@@ -23,6 +23,16 @@ PhaseClock rs_clock() {
     return c;
 }
 
+// The all-gather of the same operation: it started here at `start_ms`, and the last
+// reduce-scatter start seen here was at `rs_all_started_ms`.
+PhaseClock ag_clock(double start_ms, double rs_all_started_ms) {
+    PhaseClock c = rs_clock();
+    c.phase = 1;
+    c.start = at(start_ms);
+    c.rs_all_started = at(rs_all_started_ms);
+    return c;
+}
+
 SenderFacts sender(std::uint32_t received, double started_ms = -1, double gathered_ms = -1) {
     SenderFacts s;
     s.chunks = 4;
@@ -141,10 +151,7 @@ TEST(PhaseCloser, ACoTenantBurstLostTheRestOnceEveryTailArrivedAndTheLinkWentQui
 }
 
 TEST(PhaseCloser, AllGatherHolesAreAskedForUntilAFewQuietTimesPassed) {
-    PhaseClock clock = rs_clock();
-    clock.phase = 1;
-    clock.start = at(20);
-    clock.rs_all_started = at(2);
+    const PhaseClock clock = ag_clock(20, 2);
     PhaseCloser c(clock);
     std::vector<SenderFacts> f{sender(3, 21), sender(4, 21)};
     const LinkQuiet quiet{true, at(22), 1};
@@ -170,10 +177,7 @@ TEST(PhaseCloser, AnAllGatherStreamWhoseLastBatchWasLostIsAskedForWhileTheLinkIs
     // close. The owners' end is at 20 + 10 + 10 + 5 = 45 ms. The holes are asked for once the
     // link has been silent a quarter of the 10 ms deadline (2.5 ms after the last arrival at
     // 22), and again after each doubling wait, until that end.
-    PhaseClock clock = rs_clock();
-    clock.phase = 1;
-    clock.start = at(20);
-    clock.rs_all_started = at(12);
+    const PhaseClock clock = ag_clock(20, 12);
     PhaseCloser c(clock);
     std::vector<SenderFacts> f{sender(2, 21), sender(4, 21)};
     const LinkQuiet quiet{false, at(22), 1};
@@ -204,10 +208,7 @@ TEST(PhaseCloser, AnAllGatherStreamWhoseLastBatchWasLostIsAskedForWhileTheLinkIs
 }
 
 TEST(PhaseCloser, AllGatherSendersEndAfterBothDeadlinesFromTheLastStartPlusTurnaround) {
-    PhaseClock clock = rs_clock();
-    clock.phase = 1;
-    clock.start = at(8);
-    clock.rs_all_started = at(12);  // a peer started its reduce-scatter after we started ours
+    const PhaseClock clock = ag_clock(8, 12);  // a peer started its reduce-scatter after we started ours
     PhaseCloser c(clock);
     EXPECT_EQ(c.sender_end(sender(0)), at(12 + 10 + 10 + PhaseCloser::kOwnerTurnaroundMs));
     // A sender whose all-gather started late gets the deadline from its start.
