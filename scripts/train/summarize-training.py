@@ -71,8 +71,7 @@ def pct(values, q):
 
 
 def comm_times(run):
-    skip = 5
-    return [float(r["comm_ms"]) for r in run["rows"][skip:]]
+    return per_iteration(run, "comm_ms")
 
 
 def cotenant_table(by_backend, solo):
@@ -96,9 +95,13 @@ def cotenant_table(by_backend, solo):
     return lines
 
 
-def iter_times(run):
+def per_iteration(run, column):
     skip = 5  # train.py's --skip-iters default: the first iterations set things up
-    return [float(r["iter_ms"]) for r in run["rows"][skip:]]
+    return [float(r[column]) for r in run["rows"][skip:]]
+
+
+def iter_times(run):
+    return per_iteration(run, "iter_ms")
 
 
 def fmt(v, spec):
