@@ -119,7 +119,10 @@ void BoundedOperation::reduce_scatter(StreamSender &gather) {
         scatter.all_ready();
         // Until our receivers stop waiting for us: data later than that is lost anyway, and on a
         // slow link it would hold up the next operation's in our queues (PhaseCloser::send_limit).
-        scatter.send_all(PhaseCloser(clock_[0]).send_limit(), [this] { drain(); });
+        scatter.send_all(PhaseCloser(clock_[0]).send_limit(), [this, &scatter] {
+            drain();
+            stop_sends_to_closed(scatter, 0);
+        });
         scatter.finish();
         sends_given_up_ = scatter.gave_up();
     }
@@ -142,7 +145,10 @@ void BoundedOperation::all_gather(StreamSender &gather) {
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
     router_.repair().publish(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
                              b_.floats_per_datagram, own_shard_error);
-    gather.send_all(PhaseCloser(clock).send_limit(), [this] { drain(); });
+    gather.send_all(PhaseCloser(clock).send_limit(), [this, &gather] {
+        drain();
+        stop_sends_to_closed(gather, 1);
+    });
     gather.finish();
     sends_given_up_ = sends_given_up_ || gather.gave_up();
     const Close how = wait_phase(1, nullptr);
@@ -150,19 +156,36 @@ void BoundedOperation::all_gather(StreamSender &gather) {
     finish_phase(1, how);
 }
 
+void BoundedOperation::stop_sends_to_closed(StreamSender &sender, int phase) {
+    // A receiver whose post-reduce-scatter all-gather datagrams arrived has closed its
+    // reduce-scatter (an owner sends the rest of its shard only then, and a whole shard sent
+    // early means it needed nothing more); one whose hole vote arrived has closed its all-gather;
+    // one already sending for a later operation has closed both phases of this one. Behind a
+    // slow link, what our sender still holds for them would only queue in front of our next
+    // phase's data (and our vote, which they wait for).
+    std::lock_guard lock(router_.mutex());
+    for (int p = 0; p < comm_.size; ++p) {
+        if (p == comm_.rank) continue;
+        const auto i = static_cast<std::size_t>(p);
+        const bool closed = rx_.ahead[i] || (phase == 0 && rx_.started[1][i] != Clock::time_point{}) ||
+                            (phase == 1 && b_.identical_replicas && router_.votes().voted(b_.key, seq_, p));
+        if (closed) sender.stop(p);
+    }
+}
+
 wire::Header BoundedOperation::phase_header(int phase) const {
     wire::Header h =
         wire_header_for(b_.key, comm_.rank, seq_, phase == 0 ? wire::Phase::reduce_scatter : wire::Phase::all_gather);
     h.loss_hint = b_.loss_hint;
     if (phase == 0 && b_.waited) h.flags = wire::kWaited;
-    h.sender_estimate_us =
-        static_cast<std::uint32_t>(std::min(b_.deadlines.expected_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
+    h.sender_deadline_us =
+        static_cast<std::uint32_t>(std::min(b_.deadlines.own_deadline_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
     return h;
 }
 
 void BoundedOperation::finish_phase(int phase, Close how) {
-    feedback_.phase_closed(clock_[phase], how, closer_[phase], facts_[phase], phase_ms_[phase], last_arrival_ms_[phase],
-                           report_);
+    feedback_.phase_closed(clock_[phase], how, closer_[phase], facts_[phase], typical_[phase], phase_ms_[phase],
+                           last_arrival_ms_[phase], report_);
 }
 
 void BoundedOperation::fill_and_copy_out() {

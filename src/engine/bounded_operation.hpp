@@ -31,6 +31,7 @@
 #include "engine/phase_closer.hpp"
 #include "engine/shard_reducer.hpp"
 #include "engine/stream_sender.hpp"
+#include "engine/typical_paths.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -64,6 +65,8 @@ private:
     void all_gather(StreamSender &gather);
     wire::Header phase_header(int phase) const;  // what every datagram of the phase shares
     int drain();                                 // DgramEndpoint::poll into the router
+    // Gives up `sender`'s streams to the receivers that closed `phase` (StreamSender::stop).
+    void stop_sends_to_closed(StreamSender &sender, int phase);
     // Waits for the phase to close, as closer_[phase] decides (engine/phase_closer.hpp). In the
     // reduce-scatter, `gather` gets each chunk of our shard whose contributions are all in,
     // reduced, and sends it on (pipelined phases).
@@ -71,6 +74,8 @@ private:
     // The closer's inputs, read from the receive state under the router's lock.
     void read_facts(int phase);
     LinkQuiet link_quiet(int phase) const;
+    // Each sender's path as the phase closed at `closed` (for typical_paths), under the lock.
+    std::vector<PathSample> path_samples(int phase, Clock::time_point closed) const;
     // What the all-gather sender did in one pipeline() round: it sent something, or when its
     // pacer lets it send next (max(): not paced; with nothing sent, the socket's queue is full).
     struct Pumped {
@@ -113,6 +118,7 @@ private:
     PhaseClock clock_[2];  // each phase's, set when it starts
     PhaseCloser closer_[2];
     std::vector<SenderFacts> facts_[2];  // per sender; at the phase's close, as it closed
+    TypicalPaths typical_[2];            // at the phase's close: what the deadline learns
     double phase_ms_[2] = {0, 0};
     bool sends_given_up_ = false;  // a phase's senders stopped at the receivers' deadline
     double last_arrival_ms_[2] = {0, 0};

@@ -30,6 +30,21 @@ void BoundedOperation::read_facts(int phase) {
                     phase == 0 ? rx_.last_from[1][s] : Clock::time_point{}, rx_.ahead[s] != 0};
 }
 
+std::vector<PathSample> BoundedOperation::path_samples(int phase, Clock::time_point closed) const {
+    const ChunkBitmap &map = rx_.map[phase];
+    std::vector<PathSample> paths(static_cast<std::size_t>(comm_.size));
+    for (std::size_t s = 0; s < paths.size(); ++s) {
+        PathSample &p = paths[s];
+        p.expected = map.chunks(s);
+        p.received = map.received(s);
+        const Clock::time_point started = rx_.started[phase][s];
+        if (started == Clock::time_point{}) continue;  // an all-gather owner heard only early: no clock
+        p.elapsed_ms = ms_between(started, closed);
+        p.last_arrival_ms = ms_between(started, rx_.last_from[phase][s]);
+    }
+    return paths;
+}
+
 LinkQuiet BoundedOperation::link_quiet(int phase) const {
     const Clock::time_point last = rx_.last_arrival[phase];
     const double ran_ms = last > clock_[phase].start ? ms_between(clock_[phase].start, last) : 0;
@@ -57,6 +72,9 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
         now = Clock::now();
         if (gather) ready.swap(rx_.ready);
         read_facts(phase);
+        if (gather)  // a peer already on a later operation waits for no more of our shard
+            for (std::size_t s = 0; s < facts_[phase].size(); ++s)
+                if (facts_[phase][s].ahead) gather->stop(static_cast<int>(s));
         const CloseDecision d = closer.decide(facts_[phase], rx_.map[phase].complete(), link_quiet(phase), now);
         if (d.kind == CloseDecision::Kind::close) {
             how = d.how;
@@ -88,10 +106,13 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
         }
         lock.lock();
     }
-    // From here on the router counts this phase's datagrams as late.
+    // From here on the router counts this phase's datagrams as late; those of a path far slower
+    // than the others are not near misses (a longer deadline is not what it needs).
+    typical_[phase] = typical_paths(path_samples(phase, now), how == Close::deadline);
     router_.close_phase(lock, rx_, phase, now,
                         std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double, std::milli>(clock_[phase].deadline_ms[phase])));
+                            std::chrono::duration<double, std::milli>(clock_[phase].deadline_ms[phase])),
+                        typical_[phase].slow);
     // Under the lock: in the reduce-scatter the router is still writing the all-gather's
     // arrivals, which say whether a silent sender had started (finish_phase).
     read_facts(phase);

@@ -14,6 +14,27 @@ const DeadlineController::State *DeadlineController::find(std::size_t bytes, int
 }
 
 double DeadlineController::deadline_ms(std::size_t bytes, int phase) const {
+    const double own = own_deadline_ms(bytes, phase);
+    const State *st = find(bytes, phase);
+    if (s_.fixed_ms > 0 || !st) return own;
+    std::vector<double> all{own};
+    for (double p : st->peers)
+        if (p > 0) all.push_back(p);
+    // Lower median: with one rank of two slow, the fast one's; never a value no rank learnt.
+    auto mid = all.begin() + static_cast<std::ptrdiff_t>((all.size() - 1) / 2);
+    std::nth_element(all.begin(), mid, all.end());
+    return *mid;
+}
+
+void DeadlineController::observe_peer(std::size_t bytes, int phase, int peer, double ms) {
+    if (peer < 0 || !(ms >= 0)) return;
+    std::vector<double> &peers = states_[{size_class(bytes), phase}].peers;
+    const auto i = static_cast<std::size_t>(peer);
+    if (peers.size() <= i) peers.resize(i + 1, 0);
+    peers[i] = ms;
+}
+
+double DeadlineController::own_deadline_ms(std::size_t bytes, int phase) const {
     if (s_.fixed_ms > 0) return s_.fixed_ms;
     const State *st = find(bytes, phase);
     if (!st || st->observed < kCalibrationOps) {

@@ -10,12 +10,20 @@
 // What counts as loss here is loss a longer deadline could have prevented: chunks missing from
 // senders that sent something. A sender that sent nothing at all (paused, preempted) is a
 // straggler; waiting longer for it is exactly what bounded mode refuses to do.
+//
+// The deadline a rank applies is the job's, not its own: the lower median of its own deadline
+// and the ones its peers put in their headers (observe_peer). A rank behind a slow link learns
+// a long deadline of its own (every path into it is slow), and the median over the ranks keeps
+// that from becoming its wait: a slow path costs its own late data, never everyone's time.
+// (Its peers do not learn it either: typical_paths.hpp leaves a path far slower than the
+// others out of what they observe.)
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 namespace optireduce {
 
@@ -64,8 +72,13 @@ public:
     // completion times measured so far stay true whatever the target or the pinned deadline.
     void set_settings(const DeadlineSettings &s) { s_ = s; }
 
-    // The deadline of `phase` (1 or 2) for a message of `bytes`, in ms from the phase's start.
+    // The deadline of `phase` (1 or 2) for a message of `bytes`, in ms from the phase's start:
+    // the lower median of own_deadline_ms and the peers' latest (see the top of this file).
     double deadline_ms(std::size_t bytes, int phase) const;
+    // What this rank's own observations say: what it puts in its headers for its peers.
+    double own_deadline_ms(std::size_t bytes, int phase) const;
+    // Peer `peer`'s own deadline of `phase` for `bytes`, from its latest header (0: unknown).
+    void observe_peer(std::size_t bytes, int phase, int peer, double ms);
     // Expected completion time (0 before the first observation): what the sender advertises.
     double expected_ms(std::size_t bytes, int phase) const;
     // Silence after which a phase whose every sender's tail arrived closes early, when its
@@ -92,6 +105,7 @@ private:
         double expected_ms = 0;   // smoothed completion time
         double deviation_ms = 0;  // smoothed mean deviation from it
         double multiple = kMinMultiple;
+        std::vector<double> peers;  // by rank, 0 where unknown (and for this rank)
     };
     const State *find(std::size_t bytes, int phase) const;
 

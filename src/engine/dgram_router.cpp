@@ -16,6 +16,10 @@ namespace {
 // arrival time (Clock::rep).
 constexpr std::size_t kHeldPrefix = sizeof(std::uint32_t) + sizeof(Clock::rep);
 
+bool flagged(const std::vector<std::uint8_t> &per_sender, std::uint32_t s) {
+    return s < per_sender.size() && per_sender[s] != 0;
+}
+
 }  // namespace
 
 void DgramRouter::add_comm(CommKey key, int rank, int size, std::vector<fi_addr_t> peers) {
@@ -92,7 +96,7 @@ void DgramRouter::count_late(Comm &c, const wire::Header &h) {
     auto &k = c.closed[h.seq % c.closed.size()];
     if (!k.valid || k.seq != h.seq) return;
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
-    if (Clock::now() - k.closed_at[p] <= k.near_window[p]) ++k.misses.count[p];
+    if (Clock::now() - k.closed_at[p] <= k.near_window[p] && !flagged(k.slow[p], h.src_rank)) ++k.misses.count[p];
 }
 
 std::vector<NearMisses> DgramRouter::take_near_misses(CommKey key) {
@@ -145,7 +149,7 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
     if (OpReceive::Window &w = op.window[p]; !w.open) {
         bump(process_stats().datagrams_late);
-        if (Clock::now() - w.closed_at <= w.near_window) ++w.near_misses;
+        if (Clock::now() - w.closed_at <= w.near_window && !flagged(w.slow, h.src_rank)) ++w.near_misses;
         return;
     }
     const std::size_t s = h.src_rank;
@@ -169,6 +173,7 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
         op.started[p][s] == Clock::time_point{} && (!(h.flags & wire::kEarly) || (h.flags & wire::kTail));
     if (starts) op.started[p][s] = arrival;
     op.loss_hint[s] = h.loss_hint;
+    op.deadline_us[p][s] = h.sender_deadline_us;
     if (h.flags & wire::kWaited) op.waited[s] = 1;
     // Non-negative binary16 values order like their bits (decode refused anything else).
     if (p == 1) op.shard_error[s] = std::max(op.shard_error[s], h.shard_error);
@@ -238,13 +243,14 @@ void DgramRouter::close_op(CommKey key, OpReceive *op) {
     for (int p = 0; p < 2; ++p) {
         k.closed_at[p] = op->window[p].closed_at;
         k.near_window[p] = op->window[p].near_window;
+        k.slow[p] = op->window[p].slow;
         k.misses.expected[p] = op->map[p].expected();
         k.misses.count[p] = op->window[p].near_misses;  // e.g. phase 1's, while phase 2 ran
     }
 }
 
 void DgramRouter::close_phase(const std::unique_lock<std::mutex> &lock, OpReceive &op, int phase, Clock::time_point at,
-                              Clock::duration near_window) {
+                              Clock::duration near_window, std::span<const std::uint8_t> slow) {
     // The lock is the proof the caller holds the mutex the router writes the window under.
     assert(lock.owns_lock() && lock.mutex() == &mutex_);
     (void)lock;
@@ -252,6 +258,7 @@ void DgramRouter::close_phase(const std::unique_lock<std::mutex> &lock, OpReceiv
     w.open = false;
     w.closed_at = at;
     w.near_window = near_window;
+    w.slow.assign(slow.begin(), slow.end());
 }
 
 }  // namespace optireduce

@@ -51,8 +51,10 @@ struct OpReceive {
     std::vector<std::uint16_t> arrivals;
     std::vector<std::uint32_t> ready;
     std::vector<std::uint8_t> loss_hint;  // latest reported by each sender
-    std::vector<std::uint8_t> waited;     // reduce-scatter: the sender's header said wire::kWaited
-    std::vector<std::uint8_t> ahead;      // a datagram of the sender's for a later operation arrived
+    // Per phase and sender: its own deadline of the phase, from its latest header (us; 0: none).
+    std::vector<std::uint32_t> deadline_us[2];
+    std::vector<std::uint8_t> waited;  // reduce-scatter: the sender's header said wire::kWaited
+    std::vector<std::uint8_t> ahead;   // a datagram of the sender's for a later operation arrived
     // Phase 2: each owner's error of its shard (binary16), the largest it sent: datagrams it sent
     // before its reduce-scatter closed are exact and carry 0.
     std::vector<std::uint16_t> shard_error;
@@ -64,6 +66,7 @@ struct OpReceive {
         Clock::time_point closed_at{};
         Clock::duration near_window{};
         std::uint64_t near_misses = 0;
+        std::vector<std::uint8_t> slow;  // per sender: a path far slower than the others (no near misses)
     } window[2];
     std::size_t bytes = 0;  // the operation's size, for the deadline controller
 
@@ -76,6 +79,7 @@ struct OpReceive {
         for (int p = 0; p < 2; ++p) {
             started[p].assign(senders, Clock::time_point{});
             last_from[p].assign(senders, Clock::time_point{});
+            deadline_us[p].assign(senders, 0);
         }
     }
 };
@@ -106,9 +110,10 @@ public:
     void open_op(CommKey key, OpReceive *op);
     void close_op(CommKey key, OpReceive *op);
     // The owner closed one phase (holding `lock`, the router's mutex): from now on its datagrams
-    // are late, and those within `near_window` count as near misses.
+    // are late, and those within `near_window` count as near misses, except from the senders
+    // flagged in `slow` (paths far slower than the others: typical_paths.hpp).
     void close_phase(const std::unique_lock<std::mutex> &lock, OpReceive &op, int phase, Clock::time_point at,
-                     Clock::duration near_window);
+                     Clock::duration near_window, std::span<const std::uint8_t> slow);
     // An operation this rank will not run (it failed before opening): datagrams held for it are
     // dropped and counted late, later ones are late, so the next operation is seq + 1 here as on
     // every other rank.
@@ -146,6 +151,7 @@ private:
             bool valid = false, reported = false;
             Clock::time_point closed_at[2]{};
             Clock::duration near_window[2]{};
+            std::vector<std::uint8_t> slow[2];
             NearMisses misses;
         };
         std::array<Closed, 8> closed;

@@ -149,6 +149,15 @@ bool HoleVotes::done(CommKey key, std::uint32_t seq) {
     return true;
 }
 
+bool HoleVotes::voted(CommKey key, std::uint32_t seq, int peer) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return false;
+    auto r = it->second.rounds.find(seq);
+    const auto p = static_cast<std::size_t>(peer);
+    return r != it->second.rounds.end() && p < r->second.in.size() && r->second.in[p] != 0;
+}
+
 HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq) {
     std::lock_guard lock(mutex_);
     Outcome out;

@@ -52,6 +52,9 @@ public:
     void send(DgramEndpoint &ep, CommKey key, std::uint32_t seq, Clock::time_point now, Clock::duration every);
     // Every peer's vote is in.
     bool done(CommKey key, std::uint32_t seq);
+    // `peer`'s vote for operation `seq` is in (before we opened it too): that peer has closed the
+    // operation's all-gather and waits for none of our data.
+    bool voted(CommKey key, std::uint32_t seq, int peer);
     struct Outcome {
         std::vector<ChunkRange> holes;  // the union of our holes and every vote in, merged
         int missing = 0;                // peers whose vote did not come

@@ -56,30 +56,28 @@ void OpFeedback::count_phase(const PhaseClock &clock, Close how, double phase_ms
 }
 
 void OpFeedback::phase_closed(const PhaseClock &clock, Close how, const PhaseCloser &closer,
-                              std::span<const SenderFacts> facts, double phase_ms, double last_arrival_ms,
-                              OpReport &report) {
+                              std::span<const SenderFacts> facts, const TypicalPaths &typical, double phase_ms,
+                              double last_arrival_ms, OpReport &report) {
     count_phase(clock, how, phase_ms, last_arrival_ms, report);
     const int phase = clock.phase;
     const ChunkBitmap &map = rx_.map[phase];
     // The deadline learns how long each sender's data took from its own start (a late starter's
-    // compute is the straggler bound's business); senders never started tell it nothing.
-    PhaseOutcome o{0, 0, map.expected_from_heard(), map.received_total(), how == Close::deadline};
-    const Clock::time_point closed = rx_.window[phase].closed_at;
+    // compute is the straggler bound's business), over the typical paths (typical_paths.hpp).
+    // Each sender's own deadline, from its headers, goes to the job's (deadline_controller.hpp).
     for (int s = 0; s < ranks_; ++s) {
         const auto i = static_cast<std::size_t>(s);
-        const Clock::time_point started = rx_.started[phase][i];
         if (map.chunks(i) == 0) continue;
-        if (started == Clock::time_point{}) {
-            if (closer.written_off(facts[i], how)) {
-                wrote_off_ = true;
-                bump(process_stats().stragglers_written_off);
-            }
-            continue;
+        if (rx_.deadline_us[phase][i] > 0)
+            b_.deadlines.observe_peer(bytes_, phase + 1, s, rx_.deadline_us[phase][i] / 1000.0);
+        if (rx_.started[phase][i] == Clock::time_point{} && closer.written_off(facts[i], how)) {
+            wrote_off_ = true;
+            bump(process_stats().stragglers_written_off);
         }
-        o.elapsed_ms = std::max(o.elapsed_ms, ms_between(started, closed));
-        o.last_arrival_ms = std::max(o.last_arrival_ms, ms_between(started, rx_.last_from[phase][i]));
     }
-    b_.deadlines.observe(bytes_, phase + 1, o);
+    if (const int slow = typical.slow_count(); slow > 0)
+        OPTIREDUCE_LOG(debug, "op %u phase %d: %d path(s) far slower than the others, not learnt", seq_, phase + 1,
+                       slow);
+    b_.deadlines.observe(bytes_, phase + 1, typical.outcome);
 }
 
 void OpFeedback::operation_done(Clock::time_point our_start, std::span<const std::uint64_t> sent_bytes,

@@ -9,6 +9,7 @@
 #include "engine/dgram_router.hpp"
 #include "engine/op_report.hpp"
 #include "engine/phase_closer.hpp"
+#include "engine/typical_paths.hpp"
 
 #include <cstdint>
 #include <span>
@@ -20,10 +21,11 @@ public:
     OpFeedback(CommState::Bounded &b, const OpReceive &rx, int rank, int ranks, std::uint32_t seq, std::size_t bytes)
         : b_(b), rx_(rx), rank_(rank), ranks_(ranks), seq_(seq), bytes_(bytes) {}
 
-    // After phase `clock.phase` closed `how`, with the facts it closed on. Adds to `report`.
-    // phase_ms, last_arrival_ms: how long it ran here, and when its last datagram came.
+    // After phase `clock.phase` closed `how`, with the facts it closed on and its paths as the
+    // deadline learns them. Adds to `report`. phase_ms, last_arrival_ms: how long it ran here,
+    // and when its last datagram came.
     void phase_closed(const PhaseClock &clock, Close how, const PhaseCloser &closer, std::span<const SenderFacts> facts,
-                      double phase_ms, double last_arrival_ms, OpReport &report);
+                      const TypicalPaths &typical, double phase_ms, double last_arrival_ms, OpReport &report);
     // After both phases. our_start: our reduce-scatter's start; sent_bytes / send_seconds: per
     // peer, what we sent it and for how long; sends_given_up: our senders stopped at the
     // receivers' deadline (our link was slow, so our next start may look late to peers).

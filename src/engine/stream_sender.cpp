@@ -42,6 +42,10 @@ void StreamSender::add_stream(int peer, const float *src, std::size_t len) {
 }
 
 void StreamSender::make_ready(Stream &s, std::uint32_t c, Clock::time_point now) {
+    if (s.stopped) {
+        ++given_up_;
+        return;
+    }
     if (s.sent == s.order.size()) s.pending_since = now;
     s.order.push_back(c);
 }
@@ -164,25 +168,37 @@ void StreamSender::give_up_failed_run(int rc) {
     }
 }
 
+void StreamSender::give_up_unsent(Stream &s, Clock::time_point now) {
+    if (s.sent >= s.order.size()) return;
+    // Still waiting when it stopped: that wait was sending time too.
+    s.busy_s += std::chrono::duration<double>(now - s.pending_since).count();
+    given_up_ += s.order.size() - s.sent;
+    s.sent = s.order.size();
+}
+
+void StreamSender::stop(int peer) {
+    const Clock::time_point now = Clock::now();
+    for (Stream &s : streams_) {
+        if (s.peer != peer || s.stopped) continue;
+        give_up_unsent(s, now);
+        s.stopped = true;
+    }
+}
+
 void StreamSender::finish() {
     const Clock::time_point now = Clock::now();
-    std::uint64_t given_up = 0;
     for (Stream &s : streams_) {
-        // Still waiting at the limit: that wait was sending time too.
-        if (s.sent < s.order.size()) {
-            s.busy_s += std::chrono::duration<double>(now - s.pending_since).count();
-            given_up += s.order.size() - s.sent;
-            s.sent = s.order.size();
-        }
+        give_up_unsent(s, now);
         seconds_[static_cast<std::size_t>(s.peer)] += s.busy_s;
         s.busy_s = 0;
         s.pending_since = now;
     }
     bump(process_stats().datagrams_sent, sent_);
     sent_ = 0;
-    if (given_up > 0) {
+    if (given_up_ > 0) {
         gave_up_ = true;
-        bump(process_stats().datagrams_given_up, given_up);
+        bump(process_stats().datagrams_given_up, given_up_);
+        given_up_ = 0;
     }
 }
 

@@ -56,6 +56,12 @@ public:
     template <typename Drain>
     void send_all(Clock::time_point limit, Drain &&drain);
 
+    // The receiver `peer` stopped waiting for this phase's data (it closed the phase, or moved on
+    // to a later operation): what its stream has not sent is given up now, and so is every chunk
+    // that becomes ready for it later. A link too slow for its data then carries nothing nobody
+    // waits for, and the rank starts its next phase as soon as the receivers are done with it.
+    void stop(int peer);
+
     bool has_ready() const;  // ready chunks not sent yet
     // Ends the phase: each stream's sending time is accounted (the time it had ready chunks
     // not sent yet: an all-gather stream waiting for chunks to be reduced is not slow), and the
@@ -77,11 +83,14 @@ private:
         Clock::time_point pending_since{};  // ready chunks waiting since then (sent < order)
         double busy_s = 0;                  // time with ready chunks waiting, closed intervals
         std::vector<std::byte> headers;     // of the run in flight
+        bool stopped = false;               // stop(peer): its receiver waits no more
     };
     // The ready chunks of `s` from its next unsent one that are consecutive: one run, contiguous
     // payload. Fills its headers; returns how many.
     std::uint32_t build_run(Stream &s, DgramRun &run);
-    static void make_ready(Stream &s, std::uint32_t c, Clock::time_point now);
+    void make_ready(Stream &s, std::uint32_t c, Clock::time_point now);
+    // Gives up what `s` has not sent (its waiting time counted as sending time).
+    void give_up_unsent(Stream &s, Clock::time_point now);
     // Gives up the first run of this round that the channel did not send whole (rc: its error).
     void give_up_failed_run(int rc);
 
@@ -96,6 +105,7 @@ private:
     std::vector<double> &seconds_;
     std::vector<Stream> streams_;
     std::uint64_t sent_ = 0;
+    std::uint64_t given_up_ = 0;  // since the last finish()
     bool gave_up_ = false;
     // Scratch of one round.
     std::vector<DgramRun> runs_;

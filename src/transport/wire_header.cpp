@@ -20,9 +20,9 @@ enum Offset : std::size_t {
     kOffChunk = 28,
     kOffLen = 32,
     kOffShardError = 34,
-    kOffEstimate = 36,
+    kOffDeadline = 36,
 };
-static_assert(kOffEstimate + 4 == kHeaderBytes);
+static_assert(kOffDeadline + 4 == kHeaderBytes);
 
 template <class T>
 void put(std::span<std::byte, kHeaderBytes> out, std::size_t off, T v) {
@@ -54,7 +54,7 @@ void encode(const Header &h, std::span<std::byte, kHeaderBytes> out) {
     put<std::uint32_t>(out, kOffChunk, h.chunk);
     put<std::uint16_t>(out, kOffLen, h.payload_len);
     put<std::uint16_t>(out, kOffShardError, h.shard_error);
-    put<std::uint32_t>(out, kOffEstimate, h.sender_estimate_us);
+    put<std::uint32_t>(out, kOffDeadline, h.sender_deadline_us);
 }
 
 // binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. Written out rather than using F16C,
@@ -126,7 +126,7 @@ Decoded decode(std::span<const std::byte> d) {
     h.chunk = get<std::uint32_t>(d, kOffChunk);
     h.payload_len = get<std::uint16_t>(d, kOffLen);
     h.shard_error = get<std::uint16_t>(d, kOffShardError);
-    h.sender_estimate_us = get<std::uint32_t>(d, kOffEstimate);
+    h.sender_deadline_us = get<std::uint32_t>(d, kOffDeadline);
     if (static_cast<std::size_t>(h.payload_len) != d.size() - kHeaderBytes)
         return {std::nullopt, DecodeError::bad_length};
     // A repair request lists at least one chunk index, whole.

@@ -13,8 +13,9 @@
 namespace optireduce::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
-inline constexpr std::uint8_t kVersion =
-    5;  // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited; 5: hole vote
+// 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited; 5: hole vote; 6: bytes 36-39
+// carry the sender's deadline (its expected completion time before)
+inline constexpr std::uint8_t kVersion = 6;
 inline constexpr std::size_t kHeaderBytes = 40;
 
 // repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:
@@ -53,7 +54,9 @@ struct Header {
     // of the reduced shard it sends, ||estimate - exact|| / ||estimate||, as IEEE binary16.
     // Receivers add it into their own error estimate without any extra message.
     std::uint16_t shard_error = 0;
-    std::uint32_t sender_estimate_us = 0;  // sender's expected phase completion time
+    // The sender's own deadline of this phase for this size (what its observations alone say):
+    // its receivers take the job's deadline as the median of theirs and their peers'.
+    std::uint32_t sender_deadline_us = 0;
 
     bool operator==(const Header &) const = default;
 };

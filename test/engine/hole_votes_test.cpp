@@ -141,6 +141,9 @@ TEST(HoleVotes, AVoteForTheNextOperationWaitsAndOldOnesAreIgnored) {
     ranks.votes[1].open(kKey, 10, 100, {{7, 1}}, 1432);
     ranks.votes[1].send(ranks.net, kKey, 10, Clock::time_point{} + std::chrono::seconds(1), {});
     ranks.deliver(rng, 0);
+    EXPECT_TRUE(ranks.votes[0].voted(kKey, 10, 1));  // before rank 0 opened it
+    EXPECT_FALSE(ranks.votes[0].voted(kKey, 10, 2));
+    EXPECT_FALSE(ranks.votes[0].voted(kKey, 9, 1));
     ranks.votes[0].open(kKey, 10, 100, {}, 1432);
     const auto out = ranks.votes[0].close(kKey, 10);
     EXPECT_EQ(out.missing, 1);  // rank 2 never voted

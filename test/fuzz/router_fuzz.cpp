@@ -144,7 +144,7 @@ wire::Header random_header(FuzzedDataProvider &in, const Rank &r) {
         case 2: h.seq = in.ConsumeIntegral<std::uint32_t>(); break;
         case 3: h.src_rank = in.ConsumeIntegral<std::uint32_t>(); break;
         case 4: h.chunk = in.ConsumeIntegral<std::uint32_t>(); break;
-        case 5: h.sender_estimate_us = in.ConsumeIntegral<std::uint32_t>(); break;
+        case 5: h.sender_deadline_us = in.ConsumeIntegral<std::uint32_t>(); break;
         default: break;
     }
     return h;
@@ -213,8 +213,10 @@ void run(const std::uint8_t *data, std::size_t size) {
                 if (r.open) {  // the owner closes a phase, as the engine does, under the lock
                     std::unique_lock lock(router.mutex());
                     const int p = in.ConsumeIntegralInRange<int>(0, 1);
-                    router.close_phase(lock, r.op, p, Clock::now(),
-                                       std::chrono::milliseconds(in.ConsumeIntegralInRange<int>(0, 5)));
+                    const auto window = std::chrono::milliseconds(in.ConsumeIntegralInRange<int>(0, 5));
+                    const std::vector<std::uint8_t> slow =
+                        in.ConsumeBytes<std::uint8_t>(in.ConsumeIntegralInRange<int>(0, 5));
+                    router.close_phase(lock, r.op, p, Clock::now(), window, slow);
                 }
                 break;
             case 5: {

@@ -24,7 +24,7 @@ Header sample() {
     h.src_rank = 7;
     h.chunk = 0x00abcdefu;
     h.payload_len = 12;
-    h.sender_estimate_us = 250000;
+    h.sender_deadline_us = 250000;
     return h;
 }
 
@@ -51,7 +51,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(1), 'R');
     EXPECT_EQ(byte(2), 'D');
     EXPECT_EQ(byte(3), 'G');
-    EXPECT_EQ(byte(4), 5u);     // version
+    EXPECT_EQ(byte(4), 6u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
     EXPECT_EQ(byte(7), 0x2au);  // loss hint

@@ -1,0 +1,94 @@
+// StreamSender::stop against a scripted channel that takes two datagrams per run, as a link too
+// slow for its data does: a receiver that stopped waiting gets nothing more, what its stream had
+// not sent and every chunk made ready for it later is given up and counted, and the other
+// streams go on whole.
+#include "engine/stream_sender.hpp"
+#include "engine/dgram_channel.hpp"
+#include "scripted_endpoint.hpp"
+#include "telemetry/stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace optireduce {
+namespace {
+
+constexpr std::size_t kFloats = 40;  // per stream: 10 datagrams of 4 floats
+
+struct Fixture : ::testing::Test {
+    DgramChannel channel;
+    test::ScriptedEndpoint *script = nullptr;
+    CommState::Bounded b;
+    std::vector<std::uint64_t> bytes = std::vector<std::uint64_t>(3, 0);
+    std::vector<double> seconds = std::vector<double>(3, 0);
+    std::vector<float> data = std::vector<float>(kFloats, 1.0f);
+
+    Fixture() {
+        auto ep = std::make_unique<test::ScriptedEndpoint>();
+        ep->accept = 2;
+        script = ep.get();
+        channel.endpoint = std::move(ep);
+        b.channel = &channel;
+        b.peers = {100, 101, 102};
+        b.floats_per_datagram = 4;
+        b.pacer = SendPacer(3);  // unpaced: rate 0 to every peer
+    }
+    std::size_t sent_to(fi_addr_t dest) const {
+        return static_cast<std::size_t>(
+            std::count_if(script->sent.begin(), script->sent.end(), [&](const auto &d) { return d.dest == dest; }));
+    }
+    static std::uint64_t given_up() { return process_stats().datagrams_given_up.load(); }
+};
+
+TEST_F(Fixture, AStoppedReceiverGetsNothingMoreAndItsRestIsGivenUp) {
+    StreamSender s(b, wire::Header{}, bytes, seconds);
+    s.add_stream(1, data.data(), kFloats);
+    s.add_stream(2, data.data(), kFloats);
+    s.all_ready();
+    bool progressed = false;
+    Clock::time_point earliest = Clock::time_point::max();
+    s.pump(&progressed, &earliest);
+    ASSERT_EQ(sent_to(101), 2u);
+    const std::uint64_t before = given_up();
+    s.stop(1);  // receiver 1 closed its phase
+    s.send_all(Clock::now() + std::chrono::seconds(5), [] {});
+    EXPECT_EQ(sent_to(101), 2u);
+    EXPECT_EQ(sent_to(102), 10u);
+    EXPECT_FALSE(s.has_ready());
+    s.finish();
+    EXPECT_TRUE(s.gave_up());
+    EXPECT_EQ(given_up(), before + 8);
+}
+
+TEST_F(Fixture, ChunksReadyAfterTheStopAreGivenUpToo) {
+    // The all-gather: chunks of our shard become ready one by one, after receiver 2 moved on.
+    StreamSender s(b, wire::Header{}, bytes, seconds);
+    s.add_stream(1, data.data(), kFloats);
+    s.add_stream(2, data.data(), kFloats);
+    const std::uint64_t before = given_up();
+    s.stop(2);
+    s.stop(2);  // again: nothing more to give up
+    for (std::uint32_t c = 0; c < 10; ++c) s.ready(c);
+    s.send_all(Clock::now() + std::chrono::seconds(5), [] {});
+    EXPECT_EQ(sent_to(101), 10u);
+    EXPECT_EQ(sent_to(102), 0u);
+    s.finish();
+    EXPECT_TRUE(s.gave_up());
+    EXPECT_EQ(given_up(), before + 10);
+}
+
+TEST_F(Fixture, WithoutAStopEverythingGoes) {
+    StreamSender s(b, wire::Header{}, bytes, seconds);
+    s.add_stream(1, data.data(), kFloats);
+    s.all_ready();
+    const std::uint64_t before = given_up();
+    s.send_all(Clock::now() + std::chrono::seconds(5), [] {});
+    s.finish();
+    EXPECT_EQ(sent_to(101), 10u);
+    EXPECT_FALSE(s.gave_up());
+    EXPECT_EQ(given_up(), before);
+}
+
+}  // namespace
+}  // namespace optireduce
