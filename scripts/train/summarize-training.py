@@ -43,6 +43,8 @@ def load_runs(outdir):
             result = {"label": backend, "seed": seed, "failed": True}
         path = log[:-len(".log")] + ".csv"
         result["rows"] = read_csv(path) if os.path.exists(path) else []
+        events = log[:-len(".log")] + ".events"
+        result["cuts"] = read_cuts(events) if os.path.exists(events) else []
         runs.setdefault(cond, {}).setdefault(backend, []).append(result)
     return runs
 
@@ -53,6 +55,18 @@ def read_result(log):
             if line.startswith("RESULT "):
                 return json.loads(line[len("RESULT "):])
     return None
+
+
+def read_cuts(path):
+    """The tail's cuts as applied: (on_s, off_s) on the training clock (tail.py's events file)."""
+    cuts = []
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if line.startswith("#") or len(fields) < 6:
+                continue
+            cuts.append((float(fields[4]), float(fields[5])))
+    return cuts
 
 
 def read_csv(path):
@@ -92,6 +106,41 @@ def cotenant_table(by_backend, solo):
             b, fmt(pct(times, 50), "%.0f"), fmt(pct(times, 99), "%.0f"), fmt(max(times, default=None), "%.0f"),
             fmt(p99_alone, "%.0f"), "–" if over is None else "%d of %d" % (over, len(times)),
             fmt(mean_or_none([r.get("entries_lost_frac") for r in ok]), "%.2e")))
+    return lines
+
+
+def cut_table(by_backend):
+    """The tail condition split at its cuts: the iterations that ended while a host's link was
+    slow (or within 0.5 s after, while its queues drain) against the rest, pooled over seeds:
+    how many, their total and mean time, and the entries they lost."""
+    lines = ["| back-end | iterations in cuts | their time (s) | mean (ms) | lost in cuts "
+             "| iterations outside | mean (ms) | lost outside |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for b in ordered(by_backend):
+        acc = {True: [0, 0.0, 0.0, 0.0], False: [0, 0.0, 0.0, 0.0]}  # count, ms, lost, expected
+        for r in by_backend[b]:
+            if r.get("failed"):
+                continue
+            lost_before = expected_before = 0.0
+            for row in r["rows"]:
+                t = float(row["wall_s"])
+                inside = any(on <= t <= off + 0.5 for on, off in r["cuts"])
+                lost = float(row["entries_lost"] or 0)
+                expected = float(row["entries_expected"] or 0)
+                a = acc[inside]
+                a[0] += 1
+                a[1] += float(row["iter_ms"])
+                a[2] += lost - lost_before
+                a[3] += expected - expected_before
+                lost_before, expected_before = lost, expected
+
+        def loss(a):
+            return "–" if a[3] == 0 else "%.1f%%" % (100 * a[2] / a[3])
+
+        cut, out = acc[True], acc[False]
+        lines.append("| %s | %d | %.1f | %s | %s | %d | %s | %s |" % (
+            b, cut[0], cut[1] / 1000, fmt(cut[1] / cut[0] if cut[0] else None, "%.0f"), loss(cut),
+            out[0], fmt(out[1] / out[0] if out[0] else None, "%.0f"), loss(out)))
     return lines
 
 
@@ -255,6 +304,8 @@ def main():
         md += ["## %s" % CONDITIONS.get(cond, cond), ""] + table(cond, runs[cond]) + [""]
         if cond == "cotenant":
             md += cotenant_table(runs[cond], runs.get("clean", {})) + [""]
+        if cond == "tail":
+            md += cut_table(runs[cond]) + [""]
         try:
             for name in plot(outdir, cond, runs[cond]):
                 md += ["![%s](%s)" % (name, name)]
