@@ -1,5 +1,7 @@
 #include "engine/deadline_controller.hpp"
 
+#include "engine/lower_median.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -20,10 +22,8 @@ double DeadlineController::deadline_ms(std::size_t bytes, int phase) const {
     std::vector<double> all{own};
     for (double p : st->peers)
         if (p > 0) all.push_back(p);
-    // Lower median: with one rank of two slow, the fast one's; never a value no rank learnt.
-    auto mid = all.begin() + static_cast<std::ptrdiff_t>((all.size() - 1) / 2);
-    std::nth_element(all.begin(), mid, all.end());
-    return *mid;
+    // Of two ranks, the shorter deadline: the slower rank's data are its own loss.
+    return lower_median(all);
 }
 
 void DeadlineController::observe_peer(std::size_t bytes, int phase, int peer, double ms) {

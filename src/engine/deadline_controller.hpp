@@ -79,7 +79,7 @@ public:
     double own_deadline_ms(std::size_t bytes, int phase) const;
     // Peer `peer`'s own deadline of `phase` for `bytes`, from its latest header (0: unknown).
     void observe_peer(std::size_t bytes, int phase, int peer, double ms);
-    // Expected completion time (0 before the first observation): what the sender advertises.
+    // Expected completion time (0 before the first observation).
     double expected_ms(std::size_t bytes, int phase) const;
     // Silence after which a phase whose every sender's tail arrived closes early, when its
     // last datagram came `ran_ms` after it started: a fraction of the expected time, and at

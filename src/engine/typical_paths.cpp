@@ -1,5 +1,7 @@
 #include "engine/typical_paths.hpp"
 
+#include "engine/lower_median.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -22,10 +24,8 @@ TypicalPaths typical_paths(std::span<const PathSample> paths, bool cut_short) {
     for (const PathSample &p : paths)
         if (p.received > 0) rates.push_back(p.rate());
     if (rates.empty()) return t;
-    // The lower median: of four paths, the slower middle one (the rule leaves out fewer).
-    auto mid = rates.begin() + static_cast<std::ptrdiff_t>((rates.size() - 1) / 2);
-    std::nth_element(rates.begin(), mid, rates.end());
-    const double floor = rates.size() >= kMinPathsToCompare ? *mid / kSlowOverMedian : 0;
+    // Of four paths, the slower middle one: the rule leaves out fewer.
+    const double floor = rates.size() >= kMinPathsToCompare ? lower_median(rates) / kSlowOverMedian : 0;
     for (std::size_t i = 0; i < paths.size(); ++i) {
         const PathSample &p = paths[i];
         if (p.received == 0) continue;

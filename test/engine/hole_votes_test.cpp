@@ -3,6 +3,7 @@
 // every vote in, and a rank that closed still answers a peer that missed its last confirmation.
 #include "engine/hole_votes.hpp"
 #include "engine/hole_ranges.hpp"
+#include "scripted_endpoint.hpp"
 
 #include <gtest/gtest.h>
 
@@ -50,40 +51,19 @@ TEST(HoleRanges, VoteRoundTripsAndFitsItsDatagram) {
     EXPECT_FALSE(decode_vote(cut, 9, 2000));  // truncated
 }
 
-// Datagrams go into a shared list; the test delivers them, dropping some.
-class Network final : public DgramEndpoint {
-public:
-    Network() : DgramEndpoint("scripted") {}
-    std::string describe() const override { return "scripted"; }
-    bool resolve(std::span<const std::byte>, int, std::vector<fi_addr_t> &, std::string *) override { return true; }
-    std::size_t max_datagram(std::span<const fi_addr_t>) const override { return 1472; }
-    std::size_t run_datagrams(std::size_t) const override { return 1; }
-    int send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) override {
-        std::vector<std::byte> d(header.begin(), header.end());
-        d.insert(d.end(), payload.begin(), payload.end());
-        queue.push_back({dest, std::move(d)});
-        return 0;
-    }
-    int send_runs(std::span<const DgramRun>, std::span<std::size_t>) override { return 0; }
-    int poll(const Sink &) override { return 0; }
-    void wait(std::chrono::microseconds) override {}
-    void wake() override {}
-    std::vector<std::pair<fi_addr_t, std::vector<std::byte>>> queue;
-};
-
 constexpr CommKey kKey{42, 7};
 constexpr int kRanks = 3;
 
 struct Ranks {
     HoleVotes votes[kRanks];
-    Network net;
+    test::ScriptedEndpoint net;  // what the ranks send collects in net.sent; deliver() hands it over
     Ranks() {
         for (int r = 0; r < kRanks; ++r) votes[r].add_comm(kKey, r, kRanks, {0, 1, 2});
     }
     // Delivers what was sent, each datagram lost with probability `loss`.
     void deliver(std::mt19937 &rng, double loss) {
-        auto queue = std::move(net.queue);
-        net.queue.clear();
+        auto queue = std::move(net.sent);
+        net.sent.clear();
         std::bernoulli_distribution lost(loss);
         for (auto &[dest, d] : queue) {
             if (lost(rng)) continue;
@@ -125,7 +105,7 @@ TEST(HoleVotes, EveryRankEndsWithTheSameUnionDespiteLoss) {
             ranks.deliver(rng, 0);
         }
         for (HoleVotes &v : ranks.votes) v.serve(ranks.net);
-        EXPECT_TRUE(ranks.net.queue.empty()) << "seed " << seed << ": " << ranks.net.queue.size() << " still sent";
+        EXPECT_TRUE(ranks.net.sent.empty()) << "seed " << seed << ": " << ranks.net.sent.size() << " still sent";
         for (int r = 0; r < kRanks; ++r) {
             ASSERT_TRUE(closed[r]) << "seed " << seed << " rank " << r;
             EXPECT_EQ(out[r].missing, 0);

@@ -1,5 +1,5 @@
-// A datagram channel that runs a script instead of a network, for the engine's sending and
-// fault-injection tests: send_runs takes the first `accept` datagrams of each run (a full queue
+// A datagram channel that runs a script instead of a network, for the engine's sending, fault and
+// hole-vote tests: send_runs takes the first `accept` datagrams of each run (a full queue
 // takes fewer) and records every datagram sent; poll hands over `arrivals` datagrams.
 #pragma once
 
