@@ -84,7 +84,8 @@ private:
     };
     Pumped pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready);
     // A poll found nothing and the spin is over: sleeps in the kernel until a datagram comes,
-    // `wake` (the closer's next moment), the sender's next slot or room in a full queue.
+    // `wake` (the closer's next moment) or the sender's next slot; with the sender's queue full,
+    // until it has room (or `wake`).
     void rest(Clock::time_point wake, const StreamSender *gather, const Pumped &pumped);
     void finish_phase(int phase, Close how);
     void fill_and_copy_out();

@@ -125,8 +125,8 @@ void StreamSender::send_all(Clock::time_point limit, Drain &&drain) {
         drain();  // what peers sent meanwhile, before the socket buffer overflows
         if (!progressed) {
             // Paced: sleep until the earliest token, never past the limit. The queue is full:
-            // sleep in the kernel until it has room (or a datagram comes to drain), at most
-            // until the next token or 1 ms, never past the limit.
+            // sleep in the kernel until it has room, at most until the next token or 1 ms, never
+            // past the limit (the next round drains what arrived meanwhile).
             const Clock::time_point now = Clock::now();
             if (earliest != Clock::time_point::max() && earliest - now > std::chrono::microseconds(50))
                 std::this_thread::sleep_until(std::min(earliest, limit));

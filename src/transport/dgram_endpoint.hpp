@@ -105,9 +105,10 @@ public:
     virtual void wait(std::chrono::microseconds timeout) = 0;
     // Ends a wait() in progress (another thread needs the progress thread's attention).
     virtual void wake() = 0;
-    // After a send found the queue full: blocks until it has room again, a datagram may be
-    // waiting (the caller drains while it sends), or `max` passed. A channel that cannot tell
-    // only yields the core.
+    // After a send found the queue full: blocks until it has room again or `max` passed (the
+    // caller drains what arrived meanwhile when it wakes; a channel whose receive queue could
+    // overflow within `max` wakes for arrivals too). A channel that cannot tell only yields the
+    // core.
     virtual void wait_for_send_space(std::chrono::microseconds /*max*/) { std::this_thread::yield(); }
 
 protected:

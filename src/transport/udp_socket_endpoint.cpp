@@ -105,8 +105,14 @@ void UdpSocketEndpoint::wait(std::chrono::microseconds timeout) {
 
 void UdpSocketEndpoint::wait_for_send_space(std::chrono::microseconds max) {
     // The kernel reports POLLOUT once the socket's send buffer is half free again (EAGAIN came
-    // from a full one): one wake-up per half buffer instead of a retry loop on a busy core.
-    pollfd pfd = {io_.fd(), POLLOUT | POLLIN, 0};
+    // from a full one): one wake-up per half buffer instead of a retry loop on a busy core. Not
+    // on arrivals too: they come every few microseconds while peers send, and each woke the
+    // sender for a round of a few datagrams and a full queue again (a quarter of the rounds of an
+    // 8 MiB allreduce, and a third of its CPU, on the emulated cloud: docs/benchmarks.md §17).
+    // The receive buffer holds what arrives meanwhile (`max` is a millisecond at most), unless
+    // the kernel granted far less than we asked: then arrivals wake us as before.
+    const short events = io_.buffers().receive < udp::kWarnReceiveBuffer ? POLLOUT | POLLIN : POLLOUT;
+    pollfd pfd = {io_.fd(), events, 0};
     const timespec ts = timespec_of(max);
     ::ppoll(&pfd, 1, &ts, nullptr);
     if (pfd.revents & POLLERR) io_.clear_errors();

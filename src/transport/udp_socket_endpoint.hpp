@@ -49,6 +49,8 @@ public:
     // Datagrams that arrived coalesced with others in one receive (GRO at work).
     std::uint64_t coalesced() const { return io_.coalesced(); }
     std::uint16_t port() const { return io_.port(); }
+    // The socket buffers the kernel granted (wait_for_send_space's rule depends on the receive one).
+    const udp::Buffers &buffers() const { return io_.buffers(); }
     const std::vector<udp::LocalAddress> &addresses() const { return peers_.local(); }
 
 private:
