@@ -119,7 +119,8 @@ void BoundedOperation::reduce_scatter(StreamSender &gather) {
         scatter.all_ready();
         // Until our receivers stop waiting for us: data later than that is lost anyway, and on a
         // slow link it would hold up the next operation's in our queues (PhaseCloser::send_limit).
-        scatter.send_all(PhaseCloser(clock_[0]).send_limit(), [this, &scatter] {
+        const PhaseCloser ours(clock_[0]);
+        scatter.send_all(ours.send_limit(), ours.queue_deadline(), [this, &scatter] {
             drain();
             stop_sends_to_closed(scatter, 0);
         });
@@ -145,7 +146,8 @@ void BoundedOperation::all_gather(StreamSender &gather) {
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
     router_.repair().publish(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
                              b_.floats_per_datagram, own_shard_error);
-    gather.send_all(PhaseCloser(clock).send_limit(), [this, &gather] {
+    const PhaseCloser ours(clock);
+    gather.send_all(ours.send_limit(), ours.queue_deadline(), [this, &gather] {
         drain();
         stop_sends_to_closed(gather, 1);
     });

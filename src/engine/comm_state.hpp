@@ -54,6 +54,7 @@ public:
         DeadlineController deadlines{DeadlineSettings{}};
         StragglerBound stragglers;
         SendPacer pacer{0};
+        double host_drain_rate = 0;  // bytes/s our host's queue drained at in the last phase (QueueBudget)
         std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers
         bool waited = false;         // our previous operation wrote a peer off (wire::kWaited), for peers
         FaultRng faults;             // OPTIREDUCE_FAULT_DELAY decisions

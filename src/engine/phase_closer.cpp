@@ -48,6 +48,14 @@ Clock::time_point PhaseCloser::send_limit() const {
     return after_ms(sender_end(us), clock_.deadline_ms[clock_.phase] * kSendSlackDeadlines);
 }
 
+QueueDeadline PhaseCloser::queue_deadline() const {
+    SenderFacts us;
+    us.chunks = 1;
+    us.started = clock_.start;
+    return {sender_end(us), std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(
+                                clock_.deadline_ms[clock_.phase] * kQueueGraceDeadlines))};
+}
+
 namespace {
 CloseDecision wait_until(Clock::time_point t) { return {CloseDecision::Kind::wait, Close::complete, t}; }
 }  // namespace

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "engine/clock.hpp"
+#include "engine/queue_budget.hpp"
 
 #include <cstdint>
 #include <span>
@@ -79,6 +80,13 @@ public:
     // and queue in front of the next operation's.
     Clock::time_point send_limit() const;
     static constexpr double kSendSlackDeadlines = 1;
+    // Until when what we hand to the kernel must be able to reach the receivers (QueueBudget):
+    // their end for us; past it, a queue that drains within kQueueGraceDeadlines of the deadline
+    // (a receiver acts on its deadline late when it waits for a core, and takes what came by
+    // then). The slack above lets a sender whose data still arrive in time finish; this keeps a
+    // slow link's queue from carrying data nobody waits for.
+    QueueDeadline queue_deadline() const;
+    static constexpr double kQueueGraceDeadlines = 0.1;
     // `complete`: every expected chunk arrived. After an ask_repair decision the caller asks
     // (for every chunk still missing), then decides again.
     CloseDecision decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,

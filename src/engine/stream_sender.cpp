@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 
 namespace optireduce {
 namespace {
@@ -66,10 +67,11 @@ bool StreamSender::has_ready() const {
     return std::any_of(streams_.begin(), streams_.end(), [](const Stream &s) { return s.sent < s.order.size(); });
 }
 
-std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run) {
+std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run, std::size_t max_count) {
     const std::uint32_t first = s.order[s.sent];
+    const std::size_t most = std::min(burst_, max_count);
     std::uint32_t count = 1;
-    while (count < burst_ && s.sent + count < s.order.size() && s.order[s.sent + count] == first + count) ++count;
+    while (count < most && s.sent + count < s.order.size() && s.order[s.sent + count] == first + count) ++count;
     // The tail datagrams go out together, in the stream's last run: a run that would carry
     // only some of them stops before them. Otherwise (46 chunks in runs of 44: the tail in the
     // first run, two chunks in the next round) the receiver sees a tail, waits its quiet time
@@ -98,7 +100,7 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run) {
     return count;
 }
 
-void StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
+void StreamSender::pump(bool *progressed, Clock::time_point *earliest, std::int64_t room) {
     const Clock::time_point now = Clock::now();
     runs_.clear();
     run_stream_.clear();
@@ -108,10 +110,24 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
             *earliest = std::min(*earliest, s.next_time);
             continue;
         }
-        runs_.emplace_back();
-        build_run(s, runs_.back());
         run_stream_.push_back(&s);
     }
+    // The queue budget's room, shared among the streams that may send (at least one datagram
+    // each while it lasts).
+    std::size_t left = std::numeric_limits<std::size_t>::max(), share = burst_;
+    if (room != QueueBudget::kUnlimited && !run_stream_.empty()) {
+        left = static_cast<std::size_t>(std::max<std::int64_t>(room, 0)) / (wire::kHeaderBytes + F_ * sizeof(float));
+        share = std::max<std::size_t>(1, left / run_stream_.size());
+    }
+    std::size_t kept = 0;
+    for (Stream *s : run_stream_) {
+        if (left == 0) break;
+        runs_.emplace_back();
+        const std::uint32_t n = build_run(*s, runs_.back(), std::min(share, left));
+        if (left != std::numeric_limits<std::size_t>::max()) left -= n;
+        run_stream_[kept++] = s;
+    }
+    run_stream_.resize(kept);
     if (runs_.empty()) return;
     sent_now_.assign(runs_.size(), 0);
     const int rc = injected_send_failure() ? -FI_EIO : ep_.send_runs(runs_, sent_now_);
@@ -139,6 +155,7 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest) {
         }
         s.sent += sent_now_[r];
         sent_ += sent_now_[r];
+        handed_ += bytes;
         bytes_[static_cast<std::size_t>(s.peer)] += bytes;
         if (const double rate = b_.pacer.rate(s.peer); rate > 0)
             s.next_time =

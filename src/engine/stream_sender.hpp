@@ -10,6 +10,7 @@
 #pragma once
 
 #include "engine/comm_state.hpp"
+#include "engine/queue_budget.hpp"
 #include "transport/dgram_endpoint.hpp"
 #include "transport/wire_header.hpp"
 
@@ -50,11 +51,14 @@ public:
     // (an error, not a full queue) is given up and counted (datagrams_send_failed): to its
     // receiver that is loss like any other, which its deadline and estimators handle. Failing
     // the operation instead would return an error on this rank alone while the others go on
-    // without our data anyway.
-    void pump(bool *progressed, Clock::time_point *earliest);
-    // Rounds until every chunk is sent or `limit`, draining the receive side between them.
+    // without our data anyway. `room`: at most this many bytes go out (QueueBudget::room).
+    void pump(bool *progressed, Clock::time_point *earliest, std::int64_t room = QueueBudget::kUnlimited);
+    // Rounds until every chunk is sent or `limit`, draining the receive side between them. What
+    // the host still holds of our sends is kept to what its link drains in time (QueueBudget;
+    // PhaseCloser::queue_deadline): behind a slow link the rest would arrive after the
+    // receivers' deadline and hold up everything sent after it.
     template <typename Drain>
-    void send_all(Clock::time_point limit, Drain &&drain);
+    void send_all(Clock::time_point limit, const QueueDeadline &queue, Drain &&drain);
 
     // The receiver `peer` stopped waiting for this phase's data (it closed the phase, or moved on
     // to a later operation): what its stream has not sent is given up now, and so is every chunk
@@ -87,7 +91,7 @@ private:
     };
     // The ready chunks of `s` from its next unsent one that are consecutive: one run, contiguous
     // payload. Fills its headers; returns how many.
-    std::uint32_t build_run(Stream &s, DgramRun &run);
+    std::uint32_t build_run(Stream &s, DgramRun &run, std::size_t max_count);
     void make_ready(Stream &s, std::uint32_t c, Clock::time_point now);
     // Gives up what `s` has not sent (its waiting time counted as sending time).
     void give_up_unsent(Stream &s, Clock::time_point now);
@@ -106,6 +110,8 @@ private:
     std::vector<Stream> streams_;
     std::uint64_t sent_ = 0;
     std::uint64_t given_up_ = 0;  // since the last finish()
+    std::uint64_t handed_ = 0;    // bytes handed to the channel, for the queue budget
+    QueueBudget budget_;
     bool gave_up_ = false;
     // Scratch of one round.
     std::vector<DgramRun> runs_;
@@ -114,28 +120,41 @@ private:
 };
 
 template <typename Drain>
-void StreamSender::send_all(Clock::time_point limit, Drain &&drain) {
+void StreamSender::send_all(Clock::time_point limit, const QueueDeadline &queue, Drain &&drain) {
+    const std::size_t datagram_bytes = wire::kHeaderBytes + F_ * sizeof(float);
+    const std::uint64_t handed_before = handed_;
+    budget_.start(Clock::now(), ep_.queued_bytes(), b_.host_drain_rate);
     for (;;) {
         // Past the limit every receiver has stopped waiting for our data: what is unsent would
         // arrive late, behind it the next operation's data too (finish() gives it up).
-        if (Clock::now() >= limit || !has_ready()) return;
+        const Clock::time_point now = Clock::now();
+        if (now >= limit || !has_ready()) break;
+        if (const Clock::duration hold = budget_.hold(static_cast<std::int64_t>(datagram_bytes), now, queue);
+            hold > Clock::duration::zero()) {
+            drain();
+            std::this_thread::sleep_for(std::min(hold, limit - now));
+            budget_.observe(Clock::now(), handed_ - handed_before, ep_.queued_bytes());
+            continue;
+        }
         bool progressed = false;
         Clock::time_point earliest = Clock::time_point::max();
-        pump(&progressed, &earliest);
+        pump(&progressed, &earliest, budget_.room(now, queue));
+        budget_.observe(Clock::now(), handed_ - handed_before, ep_.queued_bytes());
         drain();  // what peers sent meanwhile, before the socket buffer overflows
         if (!progressed) {
             // Paced: sleep until the earliest token, never past the limit. The queue is full:
             // sleep in the kernel until it has room, at most until the next token or 1 ms, never
             // past the limit (the next round drains what arrived meanwhile).
-            const Clock::time_point now = Clock::now();
-            if (earliest != Clock::time_point::max() && earliest - now > std::chrono::microseconds(50))
+            const Clock::time_point after = Clock::now();
+            if (earliest != Clock::time_point::max() && earliest - after > std::chrono::microseconds(50))
                 std::this_thread::sleep_until(std::min(earliest, limit));
             else
                 ep_.wait_for_send_space(
                     std::chrono::duration_cast<std::chrono::microseconds>(std::clamp<Clock::duration>(
-                        std::min(earliest, limit) - now, Clock::duration::zero(), std::chrono::milliseconds(1))));
+                        std::min(earliest, limit) - after, Clock::duration::zero(), std::chrono::milliseconds(1))));
         }
     }
+    if (budget_.rate() > 0) b_.host_drain_rate = budget_.rate();
 }
 
 }  // namespace optireduce

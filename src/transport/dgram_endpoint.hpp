@@ -110,6 +110,9 @@ public:
     // overflow within `max` wakes for arrivals too). A channel that cannot tell only yields the
     // core.
     virtual void wait_for_send_space(std::chrono::microseconds /*max*/) { std::this_thread::yield(); }
+    // Bytes this endpoint's sends still occupy on this host (the socket's send buffer and the
+    // host's queue towards the link), or -1 where the channel cannot tell.
+    virtual std::int64_t queued_bytes() const { return -1; }
 
 protected:
     explicit DgramEndpoint(std::string provider) : provider_(std::move(provider)) {}

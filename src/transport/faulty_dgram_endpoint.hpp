@@ -51,6 +51,7 @@ public:
     void wait(std::chrono::microseconds timeout) override { inner_->wait(timeout); }
     void wake() override { inner_->wake(); }
     void wait_for_send_space(std::chrono::microseconds max) override { inner_->wait_for_send_space(max); }
+    std::int64_t queued_bytes() const override { return inner_->queued_bytes(); }
 
 private:
     bool duplicate();

@@ -5,8 +5,10 @@
 #include <rdma/fi_errno.h>
 
 #include <arpa/inet.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -116,6 +118,13 @@ void UdpSocketEndpoint::wait_for_send_space(std::chrono::microseconds max) {
     const timespec ts = timespec_of(max);
     ::ppoll(&pfd, 1, &ts, nullptr);
     if (pfd.revents & POLLERR) io_.clear_errors();
+}
+
+std::int64_t UdpSocketEndpoint::queued_bytes() const {
+    // SIOCOUTQ on a UDP socket: the bytes of its datagrams not yet freed, which a datagram is
+    // once it left this host's queue for the link.
+    int bytes = 0;
+    return ::ioctl(io_.fd(), SIOCOUTQ, &bytes) == 0 ? bytes : -1;
 }
 
 void UdpSocketEndpoint::wake() {

@@ -40,6 +40,7 @@ public:
     void wait(std::chrono::microseconds timeout) override;
     void wake() override;
     void wait_for_send_space(std::chrono::microseconds max) override;
+    std::int64_t queued_bytes() const override;
 
     // What optireduce-info and the log report: whether each offload is in use, and if not why.
     bool gso() const { return io_.gso(); }

@@ -1,11 +1,15 @@
 // A datagram channel that runs a script instead of a network, for the engine's sending, fault and
 // hole-vote tests: send_runs takes the first `accept` datagrams of each run (a full queue
-// takes fewer) and records every datagram sent; poll hands over `arrivals` datagrams.
+// takes fewer) and records every datagram sent; poll hands over `arrivals` datagrams. With
+// `drain_rate` set, a link behind it drains what was sent at that many bytes per second (real
+// time), send_runs takes no more than `capacity` bytes queued, and queued_bytes reports them.
 #pragma once
 
 #include "transport/dgram_endpoint.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,9 +30,16 @@ public:
         return 0;
     }
     int send_runs(std::span<const DgramRun> runs, std::span<std::size_t> out) override {
+        drain_link();
         for (std::size_t r = 0; r < runs.size(); ++r) {
             const DgramRun &run = runs[r];
             out[r] = std::min(run.count, accept);
+            if (drain_rate > 0) {
+                const std::size_t bytes = run.header_bytes + run.segment;
+                const double room = static_cast<double>(capacity) - queued_;
+                out[r] = std::min(out[r], room > 0 ? static_cast<std::size_t>(room) / bytes : 0);
+                queued_ += static_cast<double>(out[r] * bytes);
+            }
             for (std::size_t i = 0; i < out[r]; ++i) {
                 const std::size_t at = i * run.segment;
                 send(run.dest, run.headers.subspan(i * run.header_bytes, run.header_bytes),
@@ -46,6 +57,11 @@ public:
     }
     void wait(std::chrono::microseconds) override {}
     void wake() override {}
+    std::int64_t queued_bytes() const override {
+        if (drain_rate <= 0) return -1;
+        drain_link();
+        return static_cast<std::int64_t>(queued_);
+    }
 
     struct Sent {
         fi_addr_t dest;
@@ -54,6 +70,18 @@ public:
     std::vector<Sent> sent;
     std::size_t accept = 1000;
     std::size_t arrivals = 0;
+    double drain_rate = 0;  // bytes/s; 0: no link behind (queued_bytes unknown)
+    std::size_t capacity = 0;
+
+private:
+    void drain_link() const {
+        const auto now = std::chrono::steady_clock::now();
+        if (drained_at_ != std::chrono::steady_clock::time_point{})
+            queued_ = std::max(0.0, queued_ - drain_rate * std::chrono::duration<double>(now - drained_at_).count());
+        drained_at_ = now;
+    }
+    mutable double queued_ = 0;
+    mutable std::chrono::steady_clock::time_point drained_at_{};
 };
 
 }  // namespace optireduce::test

@@ -1,7 +1,8 @@
 // StreamSender::stop against a scripted channel that takes two datagrams per run, as a link too
 // slow for its data does: a receiver that stopped waiting gets nothing more, what its stream had
 // not sent and every chunk made ready for it later is given up and counted, and the other
-// streams go on whole.
+// streams go on whole. And the queue budget against a scripted slow link: nothing is left queued
+// on the host when the receivers stop waiting.
 #include "engine/stream_sender.hpp"
 #include "engine/dgram_channel.hpp"
 #include "scripted_endpoint.hpp"
@@ -52,7 +53,7 @@ TEST_F(Fixture, AStoppedReceiverGetsNothingMoreAndItsRestIsGivenUp) {
     ASSERT_EQ(sent_to(101), 2u);
     const std::uint64_t before = given_up();
     s.stop(1);  // receiver 1 closed its phase
-    s.send_all(Clock::now() + std::chrono::seconds(5), [] {});
+    s.send_all(Clock::now() + std::chrono::seconds(5), QueueDeadline{Clock::now() + std::chrono::seconds(5)}, [] {});
     EXPECT_EQ(sent_to(101), 2u);
     EXPECT_EQ(sent_to(102), 10u);
     EXPECT_FALSE(s.has_ready());
@@ -70,7 +71,7 @@ TEST_F(Fixture, ChunksReadyAfterTheStopAreGivenUpToo) {
     s.stop(2);
     s.stop(2);  // again: nothing more to give up
     for (std::uint32_t c = 0; c < 10; ++c) s.ready(c);
-    s.send_all(Clock::now() + std::chrono::seconds(5), [] {});
+    s.send_all(Clock::now() + std::chrono::seconds(5), QueueDeadline{Clock::now() + std::chrono::seconds(5)}, [] {});
     EXPECT_EQ(sent_to(101), 10u);
     EXPECT_EQ(sent_to(102), 0u);
     s.finish();
@@ -83,11 +84,48 @@ TEST_F(Fixture, WithoutAStopEverythingGoes) {
     s.add_stream(1, data.data(), kFloats);
     s.all_ready();
     const std::uint64_t before = given_up();
-    s.send_all(Clock::now() + std::chrono::seconds(5), [] {});
+    s.send_all(Clock::now() + std::chrono::seconds(5), QueueDeadline{Clock::now() + std::chrono::seconds(5)}, [] {});
     s.finish();
     EXPECT_EQ(sent_to(101), 10u);
     EXPECT_FALSE(s.gave_up());
     EXPECT_EQ(given_up(), before);
+}
+
+TEST_F(Fixture, BehindASlowLinkNothingIsLeftQueuedWhenTheReceiversStopWaiting) {
+    // A 2 MB/s link behind a 1 MiB queue; 2 MiB to send; the receivers wait 150 ms for it
+    // (late ones 10 ms more), the send limit is 300 ms. Without the budget the queue is full when
+    // the receivers stop waiting (half a second of data nobody waits for) and still full at the
+    // limit; with it, it is down to the short queue always allowed by then, and stays there.
+    script->accept = 1000;
+    script->drain_rate = 2e6;
+    script->capacity = 1024 * 1024;
+    // The previous phase measured the link (a first phase ever fills the queue before the rate
+    // is known: QueueBudget's prior).
+    b.host_drain_rate = 2e6;
+    b.floats_per_datagram = 256;  // 1 KiB of payload per datagram
+    std::vector<float> big(512 * 1024, 1.0f);
+    StreamSender s(b, wire::Header{}, bytes, seconds);
+    s.add_stream(1, big.data(), big.size());
+    s.all_ready();
+    const Clock::time_point t0 = Clock::now();
+    std::int64_t queued_at_end = -1;
+    bool checked = false;
+    const QueueDeadline queue{t0 + std::chrono::milliseconds(150), std::chrono::milliseconds(10)};
+    s.send_all(t0 + std::chrono::milliseconds(300), queue, [&] {
+        if (!checked && Clock::now() >= t0 + std::chrono::milliseconds(150)) {
+            checked = true;
+            queued_at_end = script->queued_bytes();
+        }
+    });
+    ASSERT_TRUE(checked);
+    const std::int64_t short_queue = QueueBudget::kAlwaysQueued + 32 * 1024;
+    EXPECT_LT(queued_at_end, short_queue) << "data queued past the receivers' end";
+    EXPECT_LT(script->queued_bytes(), short_queue) << "a long queue kept past the receivers' end";
+    // What went is what the link carried until the limit (600 KB) and a short queue, no more.
+    EXPECT_LT(bytes[1], 600'000u + static_cast<std::uint64_t>(short_queue));
+    EXPECT_GT(bytes[1], 500'000u);
+    s.finish();
+    EXPECT_TRUE(s.gave_up());
 }
 
 }  // namespace

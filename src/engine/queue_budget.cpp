@@ -1,0 +1,38 @@
+#include "engine/queue_budget.hpp"
+
+#include <algorithm>
+
+namespace optireduce {
+
+void QueueBudget::start(Clock::time_point now, std::int64_t queued, double prior_rate) {
+    start_ = now;
+    queued_at_start_ = queued;
+    queued_ = queued;
+    rate_ = prior_rate > 0 ? prior_rate : 0;
+}
+
+void QueueBudget::observe(Clock::time_point now, std::uint64_t handed, std::int64_t queued) {
+    queued_ = queued;
+    if (queued < 0 || queued_at_start_ < 0) return;
+    const double drained =
+        static_cast<double>(handed) + static_cast<double>(queued_at_start_) - static_cast<double>(queued);
+    const Clock::duration window = now - start_;
+    if (window < kMinWindow || drained < static_cast<double>(kMinDrained)) return;
+    rate_ = drained / std::chrono::duration<double>(window).count();
+}
+
+std::int64_t QueueBudget::room(Clock::time_point now, const QueueDeadline &d) const {
+    if (rate_ <= 0 || queued_ < 0) return kUnlimited;
+    const Clock::duration window = std::max(d.until - now, d.grace);
+    const double drains = rate_ * std::chrono::duration<double>(window).count();
+    return std::max<std::int64_t>(0, std::max(static_cast<std::int64_t>(drains), kAlwaysQueued) - queued_);
+}
+
+Clock::duration QueueBudget::hold(std::int64_t bytes, Clock::time_point now, const QueueDeadline &d) const {
+    if (room(now, d) >= bytes) return Clock::duration::zero();
+    // Waiting makes no room at an unchanged rate (the queue and the time left shrink alike): it
+    // only lets a changed rate show, or the caller see its receivers close, so it is short.
+    return kMaxHold;
+}
+
+}  // namespace optireduce
