@@ -32,13 +32,13 @@ class QueueBudget {
 public:
     // The rate is known once this much time and data went by (before that nothing is held).
     static constexpr Clock::duration kMinWindow = std::chrono::milliseconds(2);
-    static constexpr std::uint64_t kMinDrained = 16 * 1024;
+    static constexpr std::uint64_t kMinDrained = std::uint64_t{16} * 1024;
     // The longest single hold: the caller drains the receive side and checks again.
     static constexpr Clock::duration kMaxHold = std::chrono::milliseconds(1);
     // A queue this short may always be kept (12 ms at 90 Mbit/s, 1 ms at 1 Gbit/s): holding
     // back for less costs a sender that was only descheduled (its measured rate then looks
     // slow) its data, and costs a slow link little.
-    static constexpr std::int64_t kAlwaysQueued = 128 * 1024;
+    static constexpr std::int64_t kAlwaysQueued = std::int64_t{128} * 1024;
 
     // The phase's sending starts: `queued` is what the kernel holds already (-1: the channel
     // cannot tell, and the budget never holds); `prior_rate` the previous phase's rate (0: none).
