@@ -62,12 +62,24 @@ std::vector<ChunkRange> coarsen_ranges(std::vector<ChunkRange> ranges, std::size
     return out;
 }
 
+namespace {
+constexpr std::size_t kRangeBytes = 2 * sizeof(std::uint32_t);
+std::size_t vote_fixed_bytes(std::size_t have_bytes) {
+    return sizeof(std::uint16_t) + 1 + have_bytes + sizeof(std::uint32_t);
+}
+}  // namespace
+
+std::size_t vote_max_ranges(int ranks, std::size_t max_payload) {
+    const std::size_t fixed = vote_fixed_bytes((static_cast<std::size_t>(ranks) + 7) / 8);
+    return max_payload < fixed ? 0 : (max_payload - fixed) / kRangeBytes;
+}
+
 std::vector<std::byte> encode_vote(const HoleVote &v, std::size_t max_payload) {
     const std::size_t have_bytes = (v.have.size() + 7) / 8;
-    const std::size_t fixed = sizeof(std::uint16_t) + 1 + have_bytes + sizeof(std::uint32_t);
-    constexpr std::size_t kRangeBytes = 2 * sizeof(std::uint32_t);
+    const std::size_t fixed = vote_fixed_bytes(have_bytes);
     if (have_bytes > 0xffff || max_payload < fixed + kRangeBytes) return {};
-    const std::vector<ChunkRange> holes = coarsen_ranges(v.holes, (max_payload - fixed) / kRangeBytes);
+    const std::vector<ChunkRange> holes =
+        coarsen_ranges(v.holes, vote_max_ranges(static_cast<int>(v.have.size()), max_payload));
     std::vector<std::byte> out;
     out.reserve(fixed + holes.size() * kRangeBytes);
     put(out, static_cast<std::uint16_t>(have_bytes));

@@ -27,6 +27,9 @@ std::vector<ChunkRange> merge_ranges(std::vector<ChunkRange> ranges);
 
 // At most `max_ranges` ranges covering `ranges` (sorted and merged), closing the smallest gaps.
 std::vector<ChunkRange> coarsen_ranges(std::vector<ChunkRange> ranges, std::size_t max_ranges);
+// How many ranges a vote of a communicator of `ranks` carries in `max_payload` bytes: a rank
+// with more holes votes them coarsened to this many, and must fill that same superset itself.
+std::size_t vote_max_ranges(int ranks, std::size_t max_payload);
 
 struct HoleVote {
     std::vector<std::uint8_t> have;  // by rank: 1 if the sender has that rank's vote

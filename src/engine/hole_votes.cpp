@@ -104,7 +104,9 @@ void HoleVotes::open(CommKey key, std::uint32_t seq, std::uint64_t total_chunks,
     r.opened = true;
     r.total_chunks = total_chunks;
     r.max_payload = max_payload;
-    r.ours = merge_ranges(std::move(holes));
+    // What peers get is our holes coarsened to fit one datagram (encode_vote): we fill that same
+    // superset, or the replicas differ wherever a gap between our holes was closed.
+    r.ours = coarsen_ranges(merge_ranges(std::move(holes)), vote_max_ranges(c.size, max_payload));
     // Votes that came before we knew the result's size: drop ranges beyond it (a malformed vote).
     for (std::vector<ChunkRange> &v : r.votes)
         std::erase_if(v, [&](const ChunkRange &x) { return std::uint64_t{x.first} + x.count > total_chunks; });

@@ -114,6 +114,31 @@ TEST(HoleVotes, EveryRankEndsWithTheSameUnionDespiteLoss) {
     }
 }
 
+TEST(HoleVotes, ARankWithMoreHolesThanItsVoteCarriesFillsWhatItVoted) {
+    // Rank 1 misses every other chunk of 2000: a vote of 1432 bytes carries about 170 ranges, so
+    // peers get its holes coarsened; rank 1 must end with that same superset, as they do.
+    std::mt19937 rng(5);
+    Ranks ranks;
+    std::vector<ChunkRange> scattered;
+    for (std::uint32_t c = 0; c < 2000; c += 2) scattered.push_back({c, 1});
+    const std::vector<ChunkRange> holes[kRanks] = {{}, scattered, {{1999, 1}}};
+    for (int r = 0; r < kRanks; ++r) ranks.votes[r].open(kKey, 9, 2000, holes[r], 1432);
+    Clock::time_point now{};
+    for (int step = 0; step < 5; ++step) {
+        now += std::chrono::milliseconds(1);
+        for (int r = 0; r < kRanks; ++r) ranks.votes[r].send(ranks.net, kKey, 9, now, std::chrono::milliseconds(2));
+        ranks.deliver(rng, 0);
+    }
+    HoleVotes::Outcome out[kRanks];
+    for (int r = 0; r < kRanks; ++r) {
+        ASSERT_TRUE(ranks.votes[r].done(kKey, 9)) << "rank " << r;
+        out[r] = ranks.votes[r].close(kKey, 9);
+    }
+    EXPECT_LE(out[1].holes.size(), vote_max_ranges(kRanks, 1432));
+    EXPECT_EQ(out[0].holes, out[1].holes);
+    EXPECT_EQ(out[2].holes, out[1].holes);
+}
+
 TEST(HoleVotes, AVoteForTheNextOperationWaitsAndOldOnesAreIgnored) {
     std::mt19937 rng(1);
     Ranks ranks;
