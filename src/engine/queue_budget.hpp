@@ -1,8 +1,8 @@
 // How much of a phase's data a sender may keep queued on its own host (the socket's send buffer
 // and the host's egress queue), so that what it queues can still reach the receivers before they
-// stop waiting for it: at most what the link drains in the time left until the phase's send limit
-// (PhaseCloser::send_limit). On a fast link that is more than the kernel can hold and it never
-// binds; behind a slow one (a link cut to 90 Mbit/s drains a 1 MiB send buffer and a 1000-frame
+// stop waiting for it: at most what the link drains in the time left until their end for us
+// (PhaseCloser::queue_deadline; past it, a short queue). On a fast link that is more than the
+// kernel can hold and it never binds; behind a slow one (a link cut to 90 Mbit/s drains a 1 MiB send buffer and a 1000-frame
 // queue in about 200 ms) it keeps the queue from holding data that arrives after the deadline and
 // delays everything after it: this phase's end, the next phase's data and the hole vote.
 //
@@ -21,8 +21,8 @@
 namespace optireduce {
 
 // Until when what is queued must be able to reach the receivers, and the shortest window the
-// budget counts with: past `until` a late receiver may still take what arrives within `grace`
-// (a sender whose queue is empty is never held), but no queue longer than that is kept.
+// budget counts with: past `until` a late receiver may still take what arrives within `grace`,
+// but no queue longer than that (or than kAlwaysQueued) is kept.
 struct QueueDeadline {
     Clock::time_point until;
     Clock::duration grace{};
@@ -30,7 +30,7 @@ struct QueueDeadline {
 
 class QueueBudget {
 public:
-    // The rate is known once this much time and data went by (before that nothing is held).
+    // The rate is measured once this much time and data went by (before that the prior stands).
     static constexpr Clock::duration kMinWindow = std::chrono::milliseconds(2);
     static constexpr std::uint64_t kMinDrained = std::uint64_t{16} * 1024;
     // The longest single hold: the caller drains the receive side and checks again.

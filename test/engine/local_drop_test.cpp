@@ -4,6 +4,7 @@
 // every datagram still arrived, whole and in order. Needs root (the namespace and the qdisc).
 #include "test_run.hpp"
 #include "transport/udp_socket_endpoint.hpp"
+#include "udp_pair.hpp"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -36,20 +37,11 @@ TEST(LocalDrops, AFullHostQueueDelaysDatagramsButLosesNone) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root for a network namespace and a qdisc of its own";
     ASSERT_EQ(::unshare(CLONE_NEWNET), 0) << "unshare(CLONE_NEWNET): " << std::strerror(errno);
     // 400 Mbit/s; the bucket holds one 64 KiB offloaded send, the queue about two.
-    ASSERT_EQ(std::system("ip link set lo up && tc qdisc add dev lo root tbf rate 400mbit burst 70000 limit 140000"),
-              0)
+    ASSERT_EQ(std::system("ip link set lo up && tc qdisc add dev lo root tbf rate 400mbit burst 70000 limit 140000"), 0)
         << "ip and tc (iproute2) are needed";
-    std::string error;
-    auto a = UdpSocketEndpoint::open(DgramOptions{"lo", 1500, true, true}, &error);
-    ASSERT_TRUE(a) << error;
-    auto b = UdpSocketEndpoint::open(DgramOptions{"lo", 1500, true, true}, &error);
-    ASSERT_TRUE(b) << error;
-    std::vector<std::byte> names(2 * DgramEndpoint::kNameSlot);
-    std::memcpy(names.data(), a->name().data(), DgramEndpoint::kNameSlot);
-    std::memcpy(names.data() + DgramEndpoint::kNameSlot, b->name().data(), DgramEndpoint::kNameSlot);
-    std::vector<fi_addr_t> at_a, at_b;
-    ASSERT_TRUE(a->resolve(names, 2, at_a, &error)) << error;
-    ASSERT_TRUE(b->resolve(names, 2, at_b, &error)) << error;
+    test::UdpPair pair = test::open_udp_pair(DgramOptions{"lo", 1500, true, true});
+    ASSERT_TRUE(pair.ok());
+    const auto &[a, b, at_a, at_b] = pair;
 
     // 3000 datagrams of 1472 bytes, 4.4 MB: the sender's 1 MiB socket buffer fills the queue
     // many times over. Whatever the queue refuses is sent again once there is room.

@@ -7,6 +7,7 @@
 // outlasts the room that comes when the link speeds up. Needs root (the namespace and the qdisc).
 #include "test_run.hpp"
 #include "transport/udp_socket_endpoint.hpp"
+#include "udp_pair.hpp"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -35,18 +36,10 @@ TEST(SendWait, AFullQueueWaitsForRoomNotForArrivals) {
     // buffer stays full for about a second.
     ASSERT_EQ(std::system("ip link set lo up && tc qdisc add dev lo root tbf rate 8mbit burst 70000 limit 8000000"), 0)
         << "ip and tc (iproute2) are needed";
-    std::string error;
-    auto a = UdpSocketEndpoint::open(DgramOptions{"lo", 1500, true, true}, &error);
-    ASSERT_TRUE(a) << error;
-    auto b = UdpSocketEndpoint::open(DgramOptions{"lo", 1500, true, true}, &error);
-    ASSERT_TRUE(b) << error;
+    test::UdpPair pair = test::open_udp_pair(DgramOptions{"lo", 1500, true, true});
+    ASSERT_TRUE(pair.ok());
+    const auto &[a, b, at_a, at_b] = pair;
     ASSERT_GE(a->buffers().receive, 4 << 20) << "the rule under test applies with a full-size receive buffer";
-    std::vector<std::byte> names(2 * DgramEndpoint::kNameSlot);
-    std::memcpy(names.data(), a->name().data(), DgramEndpoint::kNameSlot);
-    std::memcpy(names.data() + DgramEndpoint::kNameSlot, b->name().data(), DgramEndpoint::kNameSlot);
-    std::vector<fi_addr_t> at_a, at_b;
-    ASSERT_TRUE(a->resolve(names, 2, at_a, &error)) << error;
-    ASSERT_TRUE(b->resolve(names, 2, at_b, &error)) << error;
 
     // A datagram for a, through the empty queue: it waits in a's receive queue, undrained.
     const TestRun one(1, 100, 100);

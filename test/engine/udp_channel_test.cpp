@@ -6,6 +6,7 @@
 #include "transport/udp_address.hpp"
 #include "transport/udp_socket_endpoint.hpp"
 #include "transport/wire_header.hpp"
+#include "udp_pair.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -18,27 +19,6 @@
 
 namespace optireduce {
 namespace {
-
-struct Pair {
-    std::unique_ptr<UdpSocketEndpoint> a, b;
-    std::vector<fi_addr_t> at_a, at_b;  // [0] = a, [1] = b, as each resolved them
-};
-
-Pair open_pair(const DgramOptions &options) {
-    Pair p;
-    std::string error;
-    p.a = UdpSocketEndpoint::open(options, &error);
-    EXPECT_TRUE(p.a) << error;
-    p.b = UdpSocketEndpoint::open(options, &error);
-    EXPECT_TRUE(p.b) << error;
-    if (!p.a || !p.b) return p;
-    std::vector<std::byte> names(2 * DgramEndpoint::kNameSlot);
-    std::memcpy(names.data(), p.a->name().data(), DgramEndpoint::kNameSlot);
-    std::memcpy(names.data() + DgramEndpoint::kNameSlot, p.b->name().data(), DgramEndpoint::kNameSlot);
-    EXPECT_TRUE(p.a->resolve(names, 2, p.at_a, &error)) << error;
-    EXPECT_TRUE(p.b->resolve(names, 2, p.at_b, &error)) << error;
-    return p;
-}
 
 struct Received {
     std::vector<std::vector<std::byte>> datagrams;
@@ -97,7 +77,7 @@ class Offloads : public ::testing::TestWithParam<std::pair<bool, bool>> {};
 
 TEST_P(Offloads, RunsArriveWholeInOrderFromTheirSender) {
     const auto [gso, gro] = GetParam();
-    Pair p = open_pair(DgramOptions{"", 1500, gso, gro});
+    test::UdpPair p = test::open_udp_pair(DgramOptions{"", 1500, gso, gro});
     ASSERT_TRUE(p.a && p.b);
     EXPECT_EQ(p.a->gso(), gso);
     EXPECT_EQ(p.b->gro(), gro);
@@ -153,7 +133,7 @@ TEST(UdpChannel, OneCallServesSeveralPeers) {
 
 TEST(UdpChannel, DatagramsFromStrangersAreNamedSo) {
     std::string error;
-    Pair p = open_pair(DgramOptions{});
+    test::UdpPair p = test::open_udp_pair(DgramOptions{});
     ASSERT_TRUE(p.a && p.b);
     const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
     ASSERT_GE(fd, 0);
