@@ -174,7 +174,8 @@ TEST(PhaseCloser, AllGatherHolesAreAskedForUntilAFewQuietTimesPassed) {
 
 TEST(PhaseCloser, AnAllGatherStreamWhoseLastBatchWasLostIsAskedForWhileTheLinkIsQuiet) {
     // A full queue dropped an owner's last send batch, its tail with it: no tail, so no early
-    // close. The owners' end is at 20 + 10 + 10 + 5 = 45 ms. The holes are asked for once the
+    // close. The owners' end is at 12 + 10 + 10 + 5 = 37 ms (the last reduce-scatter start + both
+    // deadlines + turnaround). The holes are asked for once the
     // link has been silent a quarter of the 10 ms deadline (2.5 ms after the last arrival at
     // 22), and again after each doubling wait, until that end.
     const PhaseClock clock = ag_clock(20, 12);
@@ -195,8 +196,8 @@ TEST(PhaseCloser, AnAllGatherStreamWhoseLastBatchWasLostIsAskedForWhileTheLinkIs
     EXPECT_EQ(d.until, at(36.5));
     d = c.decide(f, false, quiet, at(36.5));
     EXPECT_EQ(d.kind, Kind::ask_repair);
-    EXPECT_EQ(d.until, at(45)) << "never past the owners' end";
-    d = c.decide(f, false, quiet, at(45));
+    EXPECT_EQ(d.until, at(37)) << "never past the owners' end";
+    d = c.decide(f, false, quiet, at(37));
     EXPECT_EQ(d.kind, Kind::close);
     EXPECT_EQ(d.how, Close::deadline);
     // Silence before the phase started (early chunks) does not count: the streams that follow
@@ -216,6 +217,25 @@ TEST(PhaseCloser, AllGatherSendersEndAfterBothDeadlinesFromTheLastStartPlusTurna
     EXPECT_FALSE(c.written_off(sender(0), Close::deadline)) << "the all-gather writes off no straggler";
 }
 
+TEST(PhaseCloser, AReceiverWhoseReduceScatterClosedLateWaitsForTheOwnersFromTheLastStartNotItsOwn) {
+    // The slow host: its downlink queued its senders' first datagrams, so its reduce-scatter
+    // closed at 20 ms although the last start it saw was at 5 ms. The owners closed theirs by
+    // 5 + 10 ms and sent their shards then: their data are due by 5 + 10 + 10 + turnaround =
+    // 30 ms, not a whole reduce-scatter deadline after its own all-gather began (45 ms; every
+    // peer waits for its hole vote, so that would set everyone's pace).
+    const PhaseClock clock = ag_clock(20, 5);
+    PhaseCloser c(clock);
+    const double end = 5 + 10 + 10 + PhaseCloser::kOwnerTurnaroundMs;
+    EXPECT_EQ(c.sender_end(sender(0)), at(end));
+    const SenderFacts silent[] = {sender(0), sender(4), sender(1)};
+    EXPECT_EQ(c.decide(silent, false, {}, at(end - 1)).kind, Kind::wait);
+    const CloseDecision d = c.decide(silent, false, {}, at(end));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+    // An owner whose stream did reach it still gets the all-gather deadline from its first datagram.
+    EXPECT_EQ(c.sender_end(sender(1, 25)), at(35));
+}
+
 TEST(PhaseCloser, SendersStopWhenTheirReceiversStopWaiting) {
     // A slow link: our reduce-scatter data that cannot leave by our start + the deadline would
     // reach receivers after their end for us (their clock for us starts at our first datagram),
@@ -223,14 +243,17 @@ TEST(PhaseCloser, SendersStopWhenTheirReceiversStopWaiting) {
     PhaseClock rs = rs_clock();
     const double slack = 10 * PhaseCloser::kSendSlackDeadlines;  // receivers act when they get a core
     EXPECT_EQ(PhaseCloser(rs).send_limit(), at(10 + slack));
-    // The all-gather: a receiver waits for an owner from its own phase start (about ours) or the
-    // last reduce-scatter start it saw, whichever is later, + both deadlines + the owner's
-    // turnaround.
+    // The all-gather: a receiver waits for an owner from the last reduce-scatter start it saw
+    // (about the last one we saw) + both deadlines + the owner's turnaround, and for a stream
+    // that started from that start + the all-gather deadline.
     PhaseClock ag = rs;
     ag.phase = 1;
     ag.start = at(12);
     ag.rs_all_started = at(3);
-    EXPECT_EQ(PhaseCloser(ag).send_limit(), at(12 + 20 + PhaseCloser::kOwnerTurnaroundMs + slack));
+    EXPECT_EQ(PhaseCloser(ag).send_limit(), at(3 + 20 + PhaseCloser::kOwnerTurnaroundMs + slack));
+    ag.start = at(20);  // our reduce-scatter closed late: our own stream's start bounds it
+    EXPECT_EQ(PhaseCloser(ag).send_limit(), at(20 + 10 + slack));
+    ag.start = at(12);
     ag.rs_all_started = at(30);  // a later starter seen here: receivers wait for it too
     EXPECT_EQ(PhaseCloser(ag).send_limit(), at(30 + 20 + PhaseCloser::kOwnerTurnaroundMs + slack));
     ag.start = at(40);
