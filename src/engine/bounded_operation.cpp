@@ -139,7 +139,13 @@ void BoundedOperation::all_gather(StreamSender &gather) {
     clock.phase = 1;
     clock.start = Clock::now();
     clock.rs_all_started = clock_[0].start;
-    for (const Clock::time_point t : rx_.started[0]) clock.rs_all_started = std::max(clock.rs_all_started, t);
+    clock.rs_all_seen = true;
+    for (int s = 0; s < comm_.size; ++s) {
+        if (s == comm_.rank) continue;
+        const Clock::time_point t = rx_.started[0][static_cast<std::size_t>(s)];
+        if (t == Clock::time_point{}) clock.rs_all_seen = false;
+        clock.rs_all_started = std::max(clock.rs_all_started, t);
+    }
     const std::uint16_t own_shard_error = reducer_.shard_error();
     gather.set_shard_error(own_shard_error);
     gather.set_early(false);

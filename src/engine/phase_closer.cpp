@@ -28,12 +28,15 @@ Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
     // which is once the data of the last rank to start have arrived: no later than that start
     // (as seen here) + the reduce-scatter deadline, as for us. Its data then get the all-gather
     // deadline, and never less than that from its first datagram after its reduce-scatter.
-    // The count starts at that last start, not at our own all-gather's start: when our
-    // reduce-scatter closed late (our downlink slow, its senders' first datagrams queued behind
-    // each other), the owners' data were no later for it, and restarting the count there kept
-    // the slow host, and every peer waiting for its hole vote, a whole deadline longer.
+    // When every peer's start was seen, the count starts at the last one, not at our own
+    // all-gather's start: when our reduce-scatter closed late (our downlink slow, its senders'
+    // first datagrams queued behind each other), the owners' data were no later for it, and
+    // restarting the count there kept the slow host, and every peer waiting for its hole vote,
+    // a whole deadline longer. A peer whose start we never saw (a straggler written off at the
+    // bound) may still be in its reduce-scatter: its shard comes after ours closed, so then the
+    // count starts no earlier than our all-gather.
     const Clock::time_point last_start =
-        clock_.rs_all_started == Clock::time_point{} ? clock_.start : clock_.rs_all_started;
+        clock_.rs_all_seen ? clock_.rs_all_started : std::max(clock_.start, clock_.rs_all_started);
     Clock::time_point end = after_ms(last_start, rs_ms + ag_ms + kOwnerTurnaroundMs);
     if (s.started != Clock::time_point{}) end = std::max(end, after_ms(s.started, ag_ms));
     return end;

@@ -42,6 +42,7 @@ struct PhaseClock {
     double deadline_ms[2] = {0, 0};      // each phase's deadline, per sender from its start
     double straggler_ms = 0;             // how long a peer that has not started is waited for
     Clock::time_point rs_all_started{};  // all-gather: the last reduce-scatter start seen here
+    bool rs_all_seen = false;            // all-gather: every peer's reduce-scatter start was seen here
 };
 
 // What the link shows, for the early close.

@@ -24,12 +24,13 @@ PhaseClock rs_clock() {
 }
 
 // The all-gather of the same operation: it started here at `start_ms`, and the last
-// reduce-scatter start seen here was at `rs_all_started_ms`.
+// reduce-scatter start seen here was at `rs_all_started_ms` (every peer's start was seen).
 PhaseClock ag_clock(double start_ms, double rs_all_started_ms) {
     PhaseClock c = rs_clock();
     c.phase = 1;
     c.start = at(start_ms);
     c.rs_all_started = at(rs_all_started_ms);
+    c.rs_all_seen = true;
     return c;
 }
 
@@ -234,6 +235,13 @@ TEST(PhaseCloser, AReceiverWhoseReduceScatterClosedLateWaitsForTheOwnersFromTheL
     EXPECT_EQ(d.how, Close::deadline);
     // An owner whose stream did reach it still gets the all-gather deadline from its first datagram.
     EXPECT_EQ(c.sender_end(sender(1, 25)), at(35));
+
+    // A peer whose reduce-scatter start was never seen here (a straggler written off at the
+    // bound, at 20 ms) may still be in its reduce-scatter: its shard comes after ours closed, so
+    // the count starts at our all-gather's start, as before.
+    PhaseClock straggler = clock;
+    straggler.rs_all_seen = false;
+    EXPECT_EQ(PhaseCloser(straggler).sender_end(sender(0)), at(20 + 10 + 10 + PhaseCloser::kOwnerTurnaroundMs));
 }
 
 TEST(PhaseCloser, SendersStopWhenTheirReceiversStopWaiting) {
@@ -250,6 +258,7 @@ TEST(PhaseCloser, SendersStopWhenTheirReceiversStopWaiting) {
     ag.phase = 1;
     ag.start = at(12);
     ag.rs_all_started = at(3);
+    ag.rs_all_seen = true;
     EXPECT_EQ(PhaseCloser(ag).send_limit(), at(3 + 20 + PhaseCloser::kOwnerTurnaroundMs + slack));
     ag.start = at(20);  // our reduce-scatter closed late: our own stream's start bounds it
     EXPECT_EQ(PhaseCloser(ag).send_limit(), at(20 + 10 + slack));
