@@ -6,7 +6,6 @@
 #include "engine/dgram_channel.hpp"
 #include "engine/phase2_repair.hpp"
 #include "engine/stream_sender.hpp"
-#include "telemetry/log.hpp"
 #include "transport/wire_header.hpp"
 
 #include <algorithm>
@@ -94,17 +93,7 @@ void BoundedOperation::open() {
     const std::size_t bytes = n_ * sizeof(float);
     // What arrived just too late for earlier operations steers this one's deadline.
     for (const NearMisses &m : router_.take_near_misses(b_.key))
-        for (int p = 0; p < 2; ++p) {
-            if (m.count[p] > 0)
-                OPTIREDUCE_LOG(debug,
-                               "op %u: %llu of %llu datagrams of an earlier phase %d came just after it closed, "
-                               "from %s",
-                               seq_, static_cast<unsigned long long>(m.count[p]),
-                               static_cast<unsigned long long>(m.expected[p]), p + 1,
-                               m.senders[p].several ? "several senders" : "one sender");
-            b_.deadlines.observe_near_misses(m.bytes, p + 1, m.count[p], m.expected[p], comm_.size - 1,
-                                             m.senders[p].several);
-        }
+        for (int p = 0; p < 2; ++p) b_.deadlines.observe_near_misses(m.bytes, p + 1, m.count[p], m.expected[p]);
     // Open for receiving first: peers that finished their own transform sooner are sending
     // already, and what arrives for an open operation is placed at once (its destinations do
     // not depend on our transform) instead of being held and copied a second time.

@@ -115,11 +115,9 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
         st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);
 }
 
-void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected,
-                                             int senders, bool several) {
+void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected) {
     auto it = states_.find({size_class(bytes), phase});
     if (it == states_.end() || expected == 0) return;
-    if (senders > 1 && !several && expected / static_cast<std::uint64_t>(senders) >= kPathChunks) return;
     if (static_cast<double>(near) / static_cast<double>(expected) > s_.target_loss)
         it->second.multiple = std::min(it->second.multiple * kWiden, kMaxMultiple);
 }

@@ -90,14 +90,8 @@ public:
     void observe(std::size_t bytes, int phase, const PhaseOutcome &o);
     // Datagrams of a closed phase that arrived just after its deadline (within one more
     // deadline): the deadline was a little short. This is the only loss signal when a stream is
-    // a single datagram, whose sender looks silent at the deadline. `senders`: how many sent in
-    // the phase; `several`: the near misses came from more than one of them. Near misses from
-    // one of several streams of kPathChunks or more are that path's lateness (a link that just
-    // slowed, before typical_paths.hpp can tell it apart): they widen nothing, or the first
-    // operation of every slow spell would lengthen every phase of the spell for every rank.
-    void observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected, int senders = 1,
-                             bool several = false);
-    static constexpr std::uint64_t kPathChunks = 16;
+    // a single datagram, whose sender looks silent at the deadline.
+    void observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected);
 
     // Every size's deadline times `factor` (clamped): OPTIREDUCE_ON_EXCESS_LOSS=exact, after an
     // operation lost more than the user's budget.

@@ -96,10 +96,7 @@ void DgramRouter::count_late(Comm &c, const wire::Header &h) {
     auto &k = c.closed[h.seq % c.closed.size()];
     if (!k.valid || k.seq != h.seq) return;
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
-    if (Clock::now() - k.closed_at[p] <= k.near_window[p] && !flagged(k.slow[p], h.src_rank)) {
-        ++k.misses.count[p];
-        k.misses.senders[p].add(static_cast<int>(h.src_rank));
-    }
+    if (Clock::now() - k.closed_at[p] <= k.near_window[p] && !flagged(k.slow[p], h.src_rank)) ++k.misses.count[p];
 }
 
 std::vector<NearMisses> DgramRouter::take_near_misses(CommKey key) {
@@ -152,10 +149,7 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
     if (OpReceive::Window &w = op.window[p]; !w.open) {
         bump(process_stats().datagrams_late);
-        if (Clock::now() - w.closed_at <= w.near_window && !flagged(w.slow, h.src_rank)) {
-            ++w.near_misses;
-            w.near_senders.add(static_cast<int>(h.src_rank));
-        }
+        if (Clock::now() - w.closed_at <= w.near_window && !flagged(w.slow, h.src_rank)) ++w.near_misses;
         return;
     }
     const std::size_t s = h.src_rank;
@@ -252,7 +246,6 @@ void DgramRouter::close_op(CommKey key, OpReceive *op) {
         k.slow[p] = op->window[p].slow;
         k.misses.expected[p] = op->map[p].expected();
         k.misses.count[p] = op->window[p].near_misses;  // e.g. phase 1's, while phase 2 ran
-        k.misses.senders[p] = op->window[p].near_senders;
     }
 }
 

@@ -29,18 +29,6 @@
 
 namespace optireduce {
 
-// Which senders a phase's near misses came from: one, or several.
-struct NearMissSenders {
-    int first = -1;  // -1: none yet
-    bool several = false;
-    void add(int src) {
-        if (first < 0)
-            first = src;
-        else if (src != first)
-            several = true;
-    }
-};
-
 // The receive state of one open operation. Written by the router under its mutex; the owning
 // operation reads it under the same mutex (or after closing the phase, without it).
 struct OpReceive {
@@ -78,7 +66,6 @@ struct OpReceive {
         Clock::time_point closed_at{};
         Clock::duration near_window{};
         std::uint64_t near_misses = 0;
-        NearMissSenders near_senders;
         std::vector<std::uint8_t> slow;  // per sender: a path far slower than the others (no near misses)
     } window[2];
     std::size_t bytes = 0;  // the operation's size, for the deadline controller
@@ -102,7 +89,6 @@ struct NearMisses {
     std::size_t bytes = 0;
     std::uint64_t expected[2] = {0, 0};  // chunks of each phase
     std::uint64_t count[2] = {0, 0};
-    NearMissSenders senders[2];
 };
 
 class DgramRouter {
