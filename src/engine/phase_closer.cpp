@@ -42,7 +42,7 @@ Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
     return end;
 }
 
-Clock::time_point PhaseCloser::send_limit() const {
+Clock::time_point PhaseCloser::receivers_end() const {
     // A receiver starts our clock at our first datagram, which left no earlier than our start
     // here (held datagrams, at a receiver behind us, keep their arrival time), and its phase
     // clock is about ours (every rank sees the same starts): its end for us is sender_end of a
@@ -50,19 +50,20 @@ Clock::time_point PhaseCloser::send_limit() const {
     SenderFacts us;
     us.chunks = 1;
     us.started = clock_.start;
+    return sender_end(us);
+}
+
+Clock::time_point PhaseCloser::send_limit() const {
     // Plus one more deadline: receivers act on their deadline only when they get a core, and
     // what reached their socket before that still counts (on a host whose cores the ranks share,
     // stopping at the nominal end doubled the loss of a clean network). One deadline of stale
     // data queued is what a slow link then costs the next operation, not seconds.
-    return after_ms(sender_end(us), clock_.deadline_ms[clock_.phase] * kSendSlackDeadlines);
+    return after_ms(receivers_end(), clock_.deadline_ms[clock_.phase] * kSendSlackDeadlines);
 }
 
 QueueDeadline PhaseCloser::queue_deadline() const {
-    SenderFacts us;
-    us.chunks = 1;
-    us.started = clock_.start;
-    return {sender_end(us), std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(
-                                clock_.deadline_ms[clock_.phase] * kQueueGraceDeadlines))};
+    return {receivers_end(), std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(
+                                 clock_.deadline_ms[clock_.phase] * kQueueGraceDeadlines))};
 }
 
 namespace {

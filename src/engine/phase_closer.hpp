@@ -98,6 +98,9 @@ public:
     bool written_off(const SenderFacts &s, Close how) const;
 
 private:
+    // Our receivers' end for us in this phase: their sender_end for a sender that started when we
+    // did (send_limit and queue_deadline build on it).
+    Clock::time_point receivers_end() const;
     CloseDecision without_every_tail(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
     // Asks for the missing chunks (again), their answers awaited until `answers_until`.
     CloseDecision ask_repair(Clock::time_point answers_until);

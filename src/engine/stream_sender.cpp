@@ -29,9 +29,10 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
       header_(header),
       base_flags_(header.flags),
       F_(b.floats_per_datagram),
+      datagram_bytes_(wire::kHeaderBytes + F_ * sizeof(float)),
       // Datagrams per destination per round: what one offloaded send carries (64 KiB with GSO),
       // so a round is one system call for all peers, destinations still interleaved.
-      burst_(ep_.run_datagrams(wire::kHeaderBytes + b.floats_per_datagram * sizeof(float))),
+      burst_(ep_.run_datagrams(datagram_bytes_)),
       bytes_(bytes),
       seconds_(seconds) {}
 
@@ -116,7 +117,7 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest, std::int6
     // each while it lasts).
     std::size_t left = std::numeric_limits<std::size_t>::max(), share = burst_;
     if (room != QueueBudget::kUnlimited && !run_stream_.empty()) {
-        left = static_cast<std::size_t>(std::max<std::int64_t>(room, 0)) / (wire::kHeaderBytes + F_ * sizeof(float));
+        left = static_cast<std::size_t>(std::max<std::int64_t>(room, 0)) / datagram_bytes_;
         share = std::max<std::size_t>(1, left / run_stream_.size());
     }
     std::size_t kept = 0;

@@ -104,6 +104,7 @@ private:
     std::uint8_t base_flags_;  // the caller's (wire::kWaited); tail and early are added per datagram
     std::uint8_t early_ = 0;
     std::size_t F_;
+    std::size_t datagram_bytes_;  // header and a full chunk: one datagram on the wire
     std::size_t burst_;
     std::vector<std::uint64_t> &bytes_;
     std::vector<double> &seconds_;
@@ -121,7 +122,6 @@ private:
 
 template <typename Drain>
 void StreamSender::send_all(Clock::time_point limit, const QueueDeadline &queue, Drain &&drain) {
-    const std::size_t datagram_bytes = wire::kHeaderBytes + F_ * sizeof(float);
     const std::uint64_t handed_before = handed_;
     budget_.start(Clock::now(), ep_.queued_bytes(), b_.host_drain_rate);
     for (;;) {
@@ -129,7 +129,7 @@ void StreamSender::send_all(Clock::time_point limit, const QueueDeadline &queue,
         // arrive late, behind it the next operation's data too (finish() gives it up).
         const Clock::time_point now = Clock::now();
         if (now >= limit || !has_ready()) break;
-        if (const Clock::duration hold = budget_.hold(static_cast<std::int64_t>(datagram_bytes), now, queue);
+        if (const Clock::duration hold = budget_.hold(static_cast<std::int64_t>(datagram_bytes_), now, queue);
             hold > Clock::duration::zero()) {
             drain();
             std::this_thread::sleep_for(std::min(hold, limit - now));
