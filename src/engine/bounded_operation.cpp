@@ -76,15 +76,23 @@ void BoundedOperation::run() {
         ~Closer() { r.close_op(k, op); }
     } closer{router_, b_.key, &rx_};
     open();
-    // The all-gather's streams: our reduced shard to every peer, each chunk as soon as it is
-    // reduced, the first ones while the reduce-scatter still runs.
-    StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
-    gather.set_early(true);
-    for (int k = 1; k < comm_.size; ++k)
-        gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
-    reduce_scatter(gather);
-    all_gather(gather);
-    if (b_.identical_replicas) agree_on_holes();
+    {
+        // From our first send to the hole vote this thread drains the endpoint itself (between
+        // send rounds, and while it waits), so the progress thread stands aside for all of it,
+        // not only for the waits: two threads draining one socket took turns at the router's
+        // lock and each other's cores, and the sending thread lost its turn at the link
+        // (docs/benchmarks.md §20). During the transform above it still drains for us.
+        const ProgressThread::Aside aside(b_.channel->progress.get());
+        // The all-gather's streams: our reduced shard to every peer, each chunk as soon as it is
+        // reduced, the first ones while the reduce-scatter still runs.
+        StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
+        gather.set_early(true);
+        for (int k = 1; k < comm_.size; ++k)
+            gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
+        reduce_scatter(gather);
+        all_gather(gather);
+        if (b_.identical_replicas) agree_on_holes();
+    }
     fill_and_copy_out();
     feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_, sends_given_up_);
 }

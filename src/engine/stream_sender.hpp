@@ -142,12 +142,14 @@ void StreamSender::send_all(Clock::time_point limit, const QueueDeadline &queue,
         budget_.observe(Clock::now(), handed_ - handed_before, ep_.queued_bytes());
         drain();  // what peers sent meanwhile, before the socket buffer overflows
         if (!progressed) {
-            // Paced: sleep until the earliest token, never past the limit. The queue is full:
-            // sleep in the kernel until it has room, at most until the next token or 1 ms, never
-            // past the limit (the next round drains what arrived meanwhile).
+            // Paced: sleep in the kernel until the earliest token (never past the limit) or an
+            // arrival, which the next round drains: while the operation runs this thread is the
+            // only one draining (ProgressThread::Aside), and a slow path's token may be tens of
+            // milliseconds away. The queue is full: sleep until it has room, at most until the
+            // next token or 1 ms, never past the limit (the next round drains what arrived).
             const Clock::time_point after = Clock::now();
             if (earliest != Clock::time_point::max() && earliest - after > std::chrono::microseconds(50))
-                std::this_thread::sleep_until(std::min(earliest, limit));
+                ep_.wait(std::chrono::ceil<std::chrono::microseconds>(std::min(earliest, limit) - after));
             else
                 ep_.wait_for_send_space(
                     std::chrono::duration_cast<std::chrono::microseconds>(std::clamp<Clock::duration>(
