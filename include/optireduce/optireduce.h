@@ -38,9 +38,11 @@ typedef struct optireduce_stats {
 typedef struct optireduce_op_report {
     uint64_t ops;              /* engine operations on this communicator so far (0: none yet) */
     uint64_t count;            /* floats of the last one */
-    uint64_t entries_expected; /* entries this rank was to receive, both phases */
-    uint64_t entries_lost;     /* ... that missed their deadline and were estimated */
-    double loss;               /* entries_lost / entries_expected */
+    uint64_t entries_expected; /* entries this rank was to receive, both phases, and those of its
+                                  own shard it zeroed because a peer missed them (identical
+                                  replicas: the hole vote) */
+    uint64_t entries_lost;     /* ... that missed their deadline and were estimated, or zeroed */
+    double loss;               /* entries_lost / entries_expected, at most 1 */
     /* Estimated relative error ||result - exact|| / ||result|| of this rank's result: 0 when
      * nothing was lost anywhere this rank heard of. An estimate from the loss map and the data's
      * spread across ranks, not a bound: it came within 3 - 6% of the measured error on the

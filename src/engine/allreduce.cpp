@@ -71,7 +71,9 @@ int excess_loss_error_code() {
     return code;
 }
 
-void record(CommState &comm, OpReport r) {
+// Numbers `r` (its ops, which the excess-loss warning names) and keeps it as the communicator's
+// last operation.
+void record(CommState &comm, OpReport &r) {
     ProcessStats &ps = process_stats();
     {
         std::lock_guard lock(comm.report_mutex);

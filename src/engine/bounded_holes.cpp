@@ -104,7 +104,7 @@ void BoundedOperation::fill_agreed_holes() {
     // A hole's error is its true value, unknown where we miss it: we count the energy per entry
     // of the chunks we have instead (the transform spreads energy evenly).
     double had_sq = 0;
-    std::uint64_t had = 0, missed = 0, zeroed_for_peers = 0;
+    std::uint64_t had = 0, missed = 0, zeroed_for_peers = 0, zeroed_own = 0;
     std::vector<std::size_t> zeroed(base.size() - 1, 0);  // per shard
     for (const ChunkRange &r : agreed_.holes) {
         for (std::uint64_t g = r.first; g < std::uint64_t{r.first} + r.count; ++g) {
@@ -117,6 +117,7 @@ void BoundedOperation::fill_agreed_holes() {
                 had_sq += sum_squares(p, seg.count);
                 had += seg.count;
                 zeroed_for_peers += seg.count;
+                if (static_cast<int>(s) == me) zeroed_own += seg.count;
             } else {
                 missed += seg.count;
             }
@@ -128,6 +129,11 @@ void BoundedOperation::fill_agreed_holes() {
     const double total_sq = sum_squares(result_, layout_.padded);
     const std::uint64_t kept = layout_.padded - had - missed;
     fill_error_sq_ += had_sq + (kept > 0 ? total_sq / static_cast<double>(kept) * static_cast<double>(missed) : 0);
+    // Our own shard is in neither phase's expected entries (none of it arrives in the
+    // all-gather): in the operation's report what of it is zeroed counts as expected and lost, so
+    // that its loss stays a fraction (an owner whose shard a slow peer missed reported over 100%).
+    // The process counters keep counting the entries expected from the network, as before.
+    report_.expected += zeroed_own;
     report_.lost += zeroed_for_peers;
     bump(process_stats().entries_lost_ag, zeroed_for_peers);
     bump(process_stats().entries_zeroed_for_peers, zeroed_for_peers);

@@ -265,6 +265,34 @@ static int same_on_all_ranks(const int *v, int n) {
     return same;
 }
 
+/* Every rank over the budget warns once, at its first such operation (then every 100th, beyond
+ * this test's 30), naming it by its number on the communicator, counted from 1 as
+ * optireduce_last_op's ops is: `over[op]` says which operations were over the budget here. */
+static void check_excess_warning(int fd, const int *over, int first_over) {
+    char text[1 << 14];
+    const ssize_t got = pread(fd, text, sizeof text - 1, 0);
+    text[got > 0 ? got : 0] = 0;
+    fputs(text, stderr);
+    int warnings = 0;
+    for (const char *p = text; (p = strstr(p, "warn: allreduce ")) != NULL; ++p) {
+        unsigned long long named = 0;
+        double pct = -1;
+        ++warnings;
+        if (sscanf(p, "warn: allreduce %llu of %*u floats lost %lf%%", &named, &pct) != 2) {
+            CHECK(0, "cannot read the excess-loss warning: %.80s", p);
+            continue;
+        }
+        CHECK(first_over >= 0 && named == (unsigned long long)first_over + 1,
+              "the excess-loss warning names allreduce %llu, but the first over the budget here was %d", named,
+              first_over + 1);
+        CHECK(named >= 1 && named <= 64 && over[named - 1], "the warning names allreduce %llu, not over the budget",
+              named);
+        CHECK(pct >= 0 && pct <= 100, "the warning says %.2f%% of the entries were lost", pct);
+    }
+    CHECK(warnings == (first_over >= 0 ? 1 : 0), "%d excess-loss warnings, expected %d", warnings,
+          first_over >= 0 ? 1 : 0);
+}
+
 static void case_excess(void) {
     const size_t n = 1 << 16;
     const int ops = 30;
@@ -277,19 +305,33 @@ static void case_excess(void) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     /* No operation yet on a fresh communicator: nothing to report. */
-    MPI_Comm dup;
-    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm fresh;
+    MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
     int rc = 0;
-    last_op(dup, &rc);
+    last_op(fresh, &rc);
     CHECK(rc == -1, "optireduce_last_op on a communicator without operations returned %d", rc);
-    MPI_Comm_free(&dup);
+    MPI_Comm_free(&fresh);
 
+    /* The library's excess-loss warning goes to stderr: kept in a file to check which operation it
+     * names, then copied to stderr. */
+    char log_path[] = "/tmp/optireduce-excess-XXXXXX";
+    const int log_fd = mkstemp(log_path);
+    CHECK(log_fd >= 0, "mkstemp failed");
+    fflush(stderr);
+    const int saved_stderr = dup(2);
+    dup2(log_fd, 2);
+    int over[64], first_over = -1;
+    double most_lost = 0;
     optireduce_stats_t before = stats();
     for (int op = 0; op < ops; ++op) {
         for (size_t i = 0; i < n; ++i) in[i] = grad(g_rank, op, i);
         const int ret = MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         const optireduce_op_report_t r = last_op(MPI_COMM_WORLD, &rc);
         CHECK(rc == 0 && r.ops == (uint64_t)op + 1, "op %d: report rc %d ops %llu", op, rc, (unsigned long long)r.ops);
+        CHECK(r.loss >= 0 && r.loss <= 1, "op %d: loss %.4f is not a fraction of the entries", op, r.loss);
+        over[op] = r.path == 0 && r.loss > max_loss;
+        most_lost = r.loss > most_lost ? r.loss : most_lost;
+        if (over[op] && first_over < 0) first_over = op;
         if (op == 0) check_last_op_sized(MPI_COMM_WORLD, &r);
         paths[op] = r.path;
         failed[op] = ret != MPI_SUCCESS;
@@ -321,6 +363,12 @@ static void case_excess(void) {
         }
     }
     optireduce_stats_t after = stats();
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    check_excess_warning(log_fd, over, first_over);
+    close(log_fd);
+    unlink(log_path);
     int reliable = 0, bounded = 0;
     for (int op = 0; op < ops; ++op) {
         reliable += paths[op] == 1;
@@ -334,8 +382,8 @@ static void case_excess(void) {
     int others_total = 0;
     MPI_Allreduce(&others_only, &others_total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     printf("excess rank %d (%s): %d of %d ops over the budget (%d of them on other ranks only), %d errors "
-           "returned, %d bounded, %d reliable\n",
-           g_rank, action, excess, ops, others_only, errors, bounded, reliable);
+           "returned, %d bounded, %d reliable; at most %.1f%% lost in one\n",
+           g_rank, action, excess, ops, others_only, errors, bounded, reliable, 100 * most_lost);
     CHECK(after.excess_loss_calls - before.excess_loss_calls == (uint64_t)excess, "stats count %llu excess ops, reports %d",
           (unsigned long long)(after.excess_loss_calls - before.excess_loss_calls), excess);
     CHECK(excess > 0, "no operation exceeded OPTIREDUCE_MAX_LOSS");
