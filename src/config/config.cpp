@@ -189,6 +189,10 @@ constexpr std::array kKnobs{
              &Config::on_excess_loss},
     KnobSpec{"OPTIREDUCE_LOG", KnobType::enumeration, "warn", kAllowed<LogLevel>, 0, 0, false,
              "messages to stderr, prefixed optireduce[rank]", &Config::log},
+    KnobSpec{"OPTIREDUCE_LOG_LIMIT", KnobType::number, "200", "0..1000000000", 0, 1e9, false,
+             "messages per process after which the log stops, with one line saying so (debug logs "
+             "several lines per operation); 0: no limit",
+             &Config::log_limit},
     KnobSpec{"OPTIREDUCE_STATS", KnobType::boolean, "0", "0|1", 0, 0, false,
              "1: rank 0 prints a job summary to stderr at MPI_Finalize", &Config::stats},
     KnobSpec{"OPTIREDUCE_STATS_FILE", KnobType::string, "", "a file path", 0, 0, false,

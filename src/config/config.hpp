@@ -63,6 +63,7 @@ struct Config {
     std::string provider;  // "auto" or a libfabric provider name
     std::uint64_t segment_bytes = 0;
     LogLevel log = LogLevel::warn;
+    int log_limit = 0;  // messages per process before the log stops (0: no limit)
     bool stats = false;
     std::string stats_file;
     // Bounded mode: the datagram channel and the deadlines.

@@ -38,7 +38,7 @@ int self_delete(MPI_Comm, int, void *, void *) {
 void finish_init(ProcessContext &c, Config config, const std::vector<std::string> &unknown) {
     c.config = std::move(config);
     c.oversubscribed = node_is_oversubscribed();
-    log_configure(c.config.log, c.world_rank);
+    log_configure(c.config.log, c.world_rank, c.config.log_limit);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_comm_state_attr, &c.comm_keyval, nullptr);
     // Hints, unlike engine state, are copied by MPI_Comm_dup, as MPI copies info hints.
     PMPI_Comm_create_keyval(&copy_comm_hints_attr, &delete_comm_hints_attr, &c.hints_keyval, nullptr);

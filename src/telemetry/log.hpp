@@ -1,12 +1,14 @@
-// OPTIREDUCE_LOG: messages to stderr as "optireduce[rank] level: text", rate-limited so a
-// misbehaving loop cannot flood a job's output. Never used on the pass-through path.
+// OPTIREDUCE_LOG: messages to stderr as "optireduce[rank] level: text", at most
+// OPTIREDUCE_LOG_LIMIT per process so a misbehaving loop cannot flood a job's output. Never used
+// on the pass-through path.
 #pragma once
 
 #include "config/config.hpp"
 
 namespace optireduce {
 
-void log_configure(LogLevel level, int world_rank);
+// `limit`: messages from here on before the log stops, the last one saying so (0: no limit).
+void log_configure(LogLevel level, int world_rank, int limit);
 bool log_enabled(LogLevel level);
 void log_message(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -24,6 +24,7 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_PROVIDER", "tcp"},
     {"OPTIREDUCE_SEGMENT_BYTES", "1M"},
     {"OPTIREDUCE_LOG", "debug"},
+    {"OPTIREDUCE_LOG_LIMIT", "0"},
     {"OPTIREDUCE_STATS", "1"},
     {"OPTIREDUCE_STATS_FILE", "/tmp/s.json"},
     {"OPTIREDUCE_DGRAM_PROVIDER", "efa"},
