@@ -45,7 +45,6 @@ std::vector<ChunkRange> BoundedOperation::our_holes() const {
 
 void BoundedOperation::agree_on_holes() {
     HoleVotes &votes = router_.votes();
-    const ProgressThread::Aside aside(b_.channel->progress.get());  // this thread drains here
     DgramEndpoint &ep = *b_.channel->endpoint;
     const std::size_t F = b_.floats_per_datagram;
     votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), F * sizeof(float));

@@ -56,11 +56,10 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
     PhaseCloser &closer = closer_[phase] = PhaseCloser(clock_[phase]);
     // The waiting thread drains the endpoint itself: it is on a core already, while the progress
     // thread may wait for one (ranks outnumber cores, or the MPI spins in its own progress) for
-    // longer than a whole deadline; that one stands aside meanwhile. When idle
-    // (engine/idle_policy.hpp) it sleeps in the endpoint's wait fd, so waiting ranks leave the
-    // cores to the ranks and the kernel that move the data.
+    // longer than a whole deadline; that one stands aside for the whole operation (run()). When
+    // idle (engine/idle_policy.hpp) it sleeps in the endpoint's wait fd, so waiting ranks leave
+    // the cores to the ranks and the kernel that move the data.
     IdlePolicy idle(context().oversubscribed);
-    const ProgressThread::Aside aside(b_.channel->progress.get());
     DgramEndpoint &ep = *b_.channel->endpoint;
     Pumped pumped;
     Close how;

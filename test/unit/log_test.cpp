@@ -1,6 +1,7 @@
 // OPTIREDUCE_LOG_LIMIT: the log stops after the limit with one line saying so, and 0 lifts it.
 #include "telemetry/log.hpp"
 #include "config/config.hpp"
+#include "fake_env.hpp"
 
 #include <gtest/gtest.h>
 
@@ -31,9 +32,7 @@ TEST(Log, ZeroMeansNoLimitAndTheDefaultIsTheKnobs) {
     for (int i = 0; i < 1000; ++i) log_message(LogLevel::debug, "message %d", i);
     EXPECT_EQ(lines(testing::internal::GetCapturedStderr()), 1000);
 
-    const ParseResult r = parse_config([](const char *) -> const char * { return nullptr; });
-    ASSERT_TRUE(r.config.has_value());
-    log_configure(LogLevel::debug, 0, r.config->log_limit);
+    log_configure(LogLevel::debug, 0, testing_support::parsed(testing_support::FakeEnv{}).log_limit);
     testing::internal::CaptureStderr();
     for (int i = 0; i < 1000; ++i) log_message(LogLevel::debug, "message %d", i);
     EXPECT_EQ(lines(testing::internal::GetCapturedStderr()), 201);  // 200 and the line saying so
