@@ -70,6 +70,7 @@ double DeadlineController::quiet_ms(std::size_t bytes, int phase, double ran_ms)
 void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcome &o) {
     if (o.expected == 0) return;  // every sender silent: nothing learnt about the network
     State &st = states_[{size_class(bytes), phase}];
+    const double unwidened_ms = st.expected_ms + kDeviations * st.deviation_ms;  // before this sample
     // Completion time: when the last datagram came if everything came; otherwise the time full
     // delivery would have taken at the rate observed (elapsed / fraction received), capped so
     // one near-empty phase cannot throw the estimate far off.
@@ -109,15 +110,18 @@ void DeadlineController::observe(std::size_t bytes, int phase, const PhaseOutcom
     // deadline only makes the next lost tail cost more: two jobs sharing the links lost whole
     // send batches to full queues, and deadlines widened to 8x the phases' span (1 s for
     // phases of 100 ms) turned each such loss into a second's wait for every rank.
-    if (loss > s_.target_loss && late)
+    st.widened = loss > s_.target_loss && late;
+    if (st.widened) {
         st.multiple = std::min(st.multiple * kWiden, kMaxMultiple);
-    else if (loss <= s_.target_loss / 2)
-        st.multiple = std::max(st.multiple * kNarrow, kMinMultiple);
+    } else if (loss <= s_.target_loss / 2) {
+        const bool unneeded = st.observed > 1 && o.received >= o.expected && sample <= unwidened_ms;
+        st.multiple = std::max(st.multiple * (unneeded ? kNarrowUnneeded : kNarrow), kMinMultiple);
+    }
 }
 
 void DeadlineController::observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected) {
     auto it = states_.find({size_class(bytes), phase});
-    if (it == states_.end() || expected == 0) return;
+    if (it == states_.end() || expected == 0 || it->second.widened) return;
     if (static_cast<double>(near) / static_cast<double>(expected) > s_.target_loss)
         it->second.multiple = std::min(it->second.multiple * kWiden, kMaxMultiple);
 }

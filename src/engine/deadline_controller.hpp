@@ -60,6 +60,11 @@ public:
     static constexpr double kDeviations = 4;  // as TCP's RTO = srtt + 4 rttvar
     static constexpr double kMinMultiple = 1.0, kMaxMultiple = 8.0;
     static constexpr double kWiden = 1.5, kNarrow = 0.97;
+    // A phase whose data all came within the unwidened deadline (mean + 4 deviations) shows
+    // the widening had nothing to catch: narrow faster. A slow link's seconds widen the
+    // multiple several times over; at kNarrow alone it took 50 operations to come back, and
+    // the next slow link met a deadline still several times the phases' span.
+    static constexpr double kNarrowUnneeded = 0.8;
     static constexpr double kQuietFraction = 0.1;  // early close after this much silence
     // Where the completion time itself exceeds max_ms, the deadline's ceiling is this multiple
     // of it (no more than 4 x max_ms: samples are capped there).
@@ -90,7 +95,9 @@ public:
     void observe(std::size_t bytes, int phase, const PhaseOutcome &o);
     // Datagrams of a closed phase that arrived just after its deadline (within one more
     // deadline): the deadline was a little short. This is the only loss signal when a stream is
-    // a single datagram, whose sender looks silent at the deadline.
+    // a single datagram, whose sender looks silent at the deadline. After a phase whose late
+    // data already widened the deadline (observe), they are that same late data and do not
+    // widen it again: counted twice, one late tail widened it 2.25x.
     void observe_near_misses(std::size_t bytes, int phase, std::uint64_t near, std::uint64_t expected);
 
     // Every size's deadline times `factor` (clamped): OPTIREDUCE_ON_EXCESS_LOSS=exact, after an
@@ -99,16 +106,18 @@ public:
 
     static int size_class(std::size_t bytes);  // log2 bucket
 
-private:
     struct State {
         int observed = 0;
         double expected_ms = 0;   // smoothed completion time
         double deviation_ms = 0;  // smoothed mean deviation from it
         double multiple = kMinMultiple;
+        bool widened = false;       // the latest observe widened the multiple (observe_near_misses)
         std::vector<double> peers;  // by rank, 0 where unknown (and for this rank)
     };
+    // What has been learnt for (bytes, phase), for the debug log; nullptr before anything.
     const State *find(std::size_t bytes, int phase) const;
 
+private:
     DeadlineSettings s_;
     std::map<std::pair<int, int>, State> states_;
 };

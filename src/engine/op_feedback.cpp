@@ -78,6 +78,22 @@ void OpFeedback::phase_closed(const PhaseClock &clock, Close how, const PhaseClo
         OPTIREDUCE_LOG(debug, "op %u phase %d: %d path(s) far slower than the others, not learnt", seq_, phase + 1,
                        slow);
     b_.deadlines.observe(bytes_, phase + 1, typical.outcome);
+    if (log_enabled(LogLevel::debug)) log_learnt(phase, typical.outcome);
+}
+
+void OpFeedback::log_learnt(int phase, const PhaseOutcome &o) const {
+    const DeadlineController &d = b_.deadlines;
+    const DeadlineController::State *st = d.find(bytes_, phase + 1);
+    if (!st) return;
+    std::string peers;
+    for (double p : st->peers) peers.append(" ").append(std::to_string(static_cast<int>(p)));
+    OPTIREDUCE_LOG(debug,
+                   "op %u phase %d learnt from typical paths %llu/%llu chunks, last %.1f of %.1f ms%s: expected "
+                   "%.1f ms, deviation %.1f, multiple %.2f; own deadline %.1f ms, job's %.1f (peers':%s)",
+                   seq_, phase + 1, static_cast<unsigned long long>(o.received),
+                   static_cast<unsigned long long>(o.expected), o.last_arrival_ms, o.elapsed_ms,
+                   o.cut_short ? ", cut" : "", st->expected_ms, st->deviation_ms, st->multiple,
+                   d.own_deadline_ms(bytes_, phase + 1), d.deadline_ms(bytes_, phase + 1), peers.c_str());
 }
 
 void OpFeedback::operation_done(Clock::time_point our_start, std::span<const std::uint64_t> sent_bytes,

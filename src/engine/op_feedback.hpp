@@ -33,6 +33,8 @@ public:
                         std::span<const double> send_seconds, bool sends_given_up);
 
 private:
+    // Debug log: what the deadline learnt from a phase (why a deadline moved).
+    void log_learnt(int phase, const PhaseOutcome &o) const;
     void count_phase(const PhaseClock &clock, Close how, double phase_ms, double last_arrival_ms, OpReport &report);
 
     CommState::Bounded &b_;

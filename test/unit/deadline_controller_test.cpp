@@ -2,6 +2,8 @@
 // budget, clamps, pinning, and that silent senders (stragglers) do not drag the deadline up.
 #include "engine/deadline_controller.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace optireduce {
@@ -170,6 +172,51 @@ TEST(DeadlineController, NearMissesWiden) {
     const double widened = c.deadline_ms(kBytes, 1);
     c.observe_near_misses(kBytes, 1, 0, 3);
     EXPECT_EQ(c.deadline_ms(kBytes, 1), widened);
+}
+
+// A late tail cut at the deadline widens it once: its datagrams then arrive just after the close
+// as near misses, and counting them again widened one late tail 2.25x (seen under a slow link,
+// where fast ranks' multiples climbed to 3.6 in three operations).
+TEST(DeadlineController, ALateTailWidensOnceNotAgainAsNearMisses) {
+    DeadlineController c = calibrated(10);
+    const double before = c.deadline_ms(kBytes, 1);
+    c.observe(kBytes, 1, {before, before, 100, 90, true});  // still arriving at the deadline
+    const double widened = c.deadline_ms(kBytes, 1);
+    EXPECT_GT(widened, before * 1.3);
+    c.observe_near_misses(kBytes, 1, 10, 100);  // the same 10 chunks, just after the close
+    EXPECT_EQ(c.deadline_ms(kBytes, 1), widened);
+    // A phase that did not widen still learns from its near misses.
+    c.observe(kBytes, 1, complete_after(10));
+    const double after = c.deadline_ms(kBytes, 1);
+    c.observe_near_misses(kBytes, 1, 10, 100);
+    EXPECT_GT(c.deadline_ms(kBytes, 1), after * 1.3);
+}
+
+// A spell in which the typical paths need 100 ms instead of 60 (a slow link elsewhere slows
+// them too), modelled as the network behaves: a phase gets what arrived by its deadline, and its
+// tail datagrams arrive just after the close as near misses. The deadline should follow the
+// need, not double it (the late tail widened the multiple twice, as loss and as near misses,
+// and the extrapolated sample widened the mean as well: the deadline reached 3.2x the need and
+// every fast rank waited it out for a slow host's trickle), and come back soon after.
+TEST(DeadlineController, FollowsASlowSpellAndComesBackAfterIt) {
+    DeadlineController c = calibrated(60);
+    const double usual = c.deadline_ms(kBytes, 1);
+    constexpr double kNeed = 100;
+    double highest = 0;
+    for (int i = 0; i < 10; ++i) {
+        const double d = c.deadline_ms(kBytes, 1);
+        if (d < kNeed) {
+            const auto got = static_cast<std::uint64_t>(100 * d / kNeed);
+            c.observe(kBytes, 1, {d, d, 100, got, true});
+            c.observe_near_misses(kBytes, 1, 100 - got, 100);
+        } else {
+            c.observe(kBytes, 1, {kNeed, kNeed, 100, 100, false});
+        }
+        highest = std::max(highest, c.deadline_ms(kBytes, 1));
+    }
+    EXPECT_LE(highest, 2 * kNeed);
+    for (int i = 0; i < 5; ++i) c.observe(kBytes, 1, complete_after(60));
+    EXPECT_LE(c.deadline_ms(kBytes, 1), 1.5 * usual);
 }
 }  // namespace
 }  // namespace optireduce
