@@ -57,6 +57,8 @@ void BoundedOperation::agree_on_holes() {
     const auto budget = std::chrono::duration<double, std::milli>(budget_ms);
     const auto every = std::chrono::duration<double, std::milli>(std::max(1.0, deadline_ms / 16));
     const Clock::time_point start = Clock::now();
+    // What our host still holds of our sends: our vote queues behind it (debug log only).
+    const std::int64_t queued_at_start = log_enabled(LogLevel::debug) ? ep.queued_bytes() : -1;
     const Clock::time_point until = start + std::chrono::duration_cast<Clock::duration>(budget);
     for (;;) {
         const Clock::time_point now = Clock::now();
@@ -75,9 +77,11 @@ void BoundedOperation::agree_on_holes() {
     if (agreed_.missing > 0) bump(process_stats().hole_votes_missing);
     std::uint64_t union_chunks = 0;
     for (const ChunkRange &r : agreed_.holes) union_chunks += r.count;
-    OPTIREDUCE_LOG(debug, "op %u hole vote: %.1f ms (budget %.1f), %d votes missing, %llu chunks in the union", seq_,
-                   ms_between(start, Clock::now()), budget_ms, agreed_.missing,
-                   static_cast<unsigned long long>(union_chunks));
+    OPTIREDUCE_LOG(debug,
+                   "op %u hole vote: %.1f ms (budget %.1f), %d votes missing, %llu chunks in the union, %lld bytes "
+                   "of ours queued on the host when it began",
+                   seq_, ms_between(start, Clock::now()), budget_ms, agreed_.missing,
+                   static_cast<unsigned long long>(union_chunks), static_cast<long long>(queued_at_start));
 }
 
 // With the transform, a coordinate of the result is a random-signed mix of a block's wire

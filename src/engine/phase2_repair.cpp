@@ -1,6 +1,7 @@
 #include "engine/phase2_repair.hpp"
 
 #include "codec/sharding.hpp"
+#include "engine/queue_budget.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
@@ -91,13 +92,30 @@ void Phase2Repair::serve(DgramEndpoint &ep) {
     if (!pending()) return;
     thread_local std::vector<RepairJob> jobs;
     take(jobs);
-    std::uint64_t sent = 0;
+    std::uint64_t sent = 0, held_back = 0;
+    // Answers queue behind what our host still holds, and so does our hole vote, which every
+    // peer waits for: behind a slow uplink, peers that missed most of our shard asked for all
+    // of it, and the answers held a megabyte (90 ms at 90 Mbit/s) in front of the vote in every
+    // operation of the spell. So they go only while the host's queue is short (what the queue
+    // budget always allows); the rest are dropped, and the requester asks again while its
+    // phase has time. On a fast link the cap is a millisecond of data and never binds.
+    std::int64_t queued = ep.queued_bytes();  // -1: the channel cannot tell, no cap
     for (const RepairJob &j : jobs) {
+        if (queued > QueueBudget::kAlwaysQueued) {
+            ++held_back;
+            continue;
+        }
         // Best effort: a full queue or a failed send is one more loss, which the requester
         // already accounts for.
         const auto payload = std::as_bytes(std::span(j.payload));
-        if (ep.send(j.dest, j.header, payload) == 0) ++sent;
+        if (ep.send(j.dest, j.header, payload) == 0) {
+            ++sent;
+            if (queued >= 0) queued += static_cast<std::int64_t>(j.header.size() + payload.size());
+        }
     }
+    if (held_back > 0)
+        OPTIREDUCE_LOG(debug, "repair: %llu chunks answered, %llu not (our host's queue is full)",
+                       static_cast<unsigned long long>(sent), static_cast<unsigned long long>(held_back));
     bump(process_stats().repair_chunks_sent, sent);
     bump(process_stats().datagrams_sent, sent);
 }

@@ -3,6 +3,8 @@
 // datagrams for operations not started yet are held and replayed, late ones never land.
 // Links the engine objects (no MPI call is made), as a network peer would see the router.
 #include "engine/dgram_router.hpp"
+#include "engine/queue_budget.hpp"
+#include "scripted_endpoint.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/wire_header.hpp"
 
@@ -318,6 +320,41 @@ TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
     std::vector<RepairJob> jobs;
     router.repair().take(jobs);
     EXPECT_EQ(jobs.size(), Phase2Repair::kQueuedRequestsPerComm);
+}
+
+// A peer that missed most of our shard asks for all of it. Behind a slow uplink the answers
+// queued a megabyte in front of our hole vote, which every peer waits for: they go only while
+// our host's queue is short, and all of them where the channel cannot tell its queue.
+TEST_F(Fixture, RepairAnswersGoOnlyWhileTheHostsQueueIsShort) {
+    constexpr std::size_t kChunkFloats = 256, kChunks = 400;
+    router.repair().publish(kKey, 9, std::vector<float>(kChunks * kChunkFloats, 3.0f), kChunkFloats, 0);
+    auto ask_all = [&] {
+        wire::Header h;
+        h.phase = wire::Phase::repair;
+        h.job_nonce = kNonce;
+        h.comm_id = kComm;
+        h.seq = 9;
+        h.src_rank = 1;
+        h.payload_len = static_cast<std::uint16_t>(kChunks * sizeof(std::uint32_t));
+        std::vector<std::byte> d(wire::kHeaderBytes + h.payload_len);
+        wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(d.data(), wire::kHeaderBytes));
+        for (std::uint32_t c = 0; c < kChunks; ++c)
+            std::memcpy(d.data() + wire::kHeaderBytes + c * sizeof c, &c, sizeof c);
+        feed(d);
+    };
+    const std::size_t answer_bytes = wire::kHeaderBytes + kChunkFloats * sizeof(float);
+
+    test::ScriptedEndpoint slow;  // a link that drains next to nothing while we answer
+    slow.drain_rate = 1;
+    ask_all();
+    router.repair().serve(slow);
+    EXPECT_GT(slow.sent.size(), 0u);
+    EXPECT_LE(slow.sent.size(), static_cast<std::size_t>(QueueBudget::kAlwaysQueued) / answer_bytes + 1);
+
+    test::ScriptedEndpoint unknown;  // queued_bytes() == -1
+    ask_all();
+    router.repair().serve(unknown);
+    EXPECT_EQ(unknown.sent.size(), kChunks);
 }
 
 }  // namespace
