@@ -41,6 +41,21 @@ std::vector<std::byte> datagram(std::uint32_t seq, std::uint32_t src, std::uint3
     return d;
 }
 
+// A phase-2 repair request from `src` for the all-gather chunks `chunks` of operation `seq`.
+std::vector<std::byte> repair_request(std::uint32_t seq, std::uint32_t src, const std::vector<std::uint32_t> &chunks) {
+    wire::Header h;
+    h.phase = wire::Phase::repair;
+    h.job_nonce = kNonce;
+    h.comm_id = kComm;
+    h.seq = seq;
+    h.src_rank = src;
+    h.payload_len = static_cast<std::uint16_t>(chunks.size() * sizeof(std::uint32_t));
+    std::vector<std::byte> d(wire::kHeaderBytes + h.payload_len);
+    wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(d.data(), wire::kHeaderBytes));
+    std::memcpy(d.data() + wire::kHeaderBytes, chunks.data(), h.payload_len);
+    return d;
+}
+
 // Rank 0 of 3; each peer's phase-1 stream is 10 floats (3 chunks: 4, 4, 2) into its own slot.
 struct Fixture : ::testing::Test {
     DgramRouter router;
@@ -304,18 +319,7 @@ TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
     // Repair requests: 1000 queued from one peer, at most kQueuedRequestsPerComm survive.
     router.repair().publish(kKey, 9, std::vector<float>(10, 3.0f), kF, 0);
     const auto inv = invalid();
-    for (int i = 0; i < 1000; ++i) {
-        wire::Header h;
-        h.phase = wire::Phase::repair;
-        h.job_nonce = kNonce;
-        h.comm_id = kComm;
-        h.seq = 9;
-        h.src_rank = 1;
-        h.payload_len = sizeof(std::uint32_t);
-        std::vector<std::byte> d(wire::kHeaderBytes + sizeof(std::uint32_t));
-        wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(d.data(), wire::kHeaderBytes));
-        feed(d);  // payload: chunk 0
-    }
+    for (int i = 0; i < 1000; ++i) feed(repair_request(9, 1, {0}));
     EXPECT_EQ(invalid(), inv + 1000 - Phase2Repair::kQueuedRequestsPerComm);  // Phase2Repair::kQueuedRequestsPerComm
     std::vector<RepairJob> jobs;
     router.repair().take(jobs);
@@ -328,20 +332,9 @@ TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
 TEST_F(Fixture, RepairAnswersGoOnlyWhileTheHostsQueueIsShort) {
     constexpr std::size_t kChunkFloats = 256, kChunks = 400;
     router.repair().publish(kKey, 9, std::vector<float>(kChunks * kChunkFloats, 3.0f), kChunkFloats, 0);
-    auto ask_all = [&] {
-        wire::Header h;
-        h.phase = wire::Phase::repair;
-        h.job_nonce = kNonce;
-        h.comm_id = kComm;
-        h.seq = 9;
-        h.src_rank = 1;
-        h.payload_len = static_cast<std::uint16_t>(kChunks * sizeof(std::uint32_t));
-        std::vector<std::byte> d(wire::kHeaderBytes + h.payload_len);
-        wire::encode(h, std::span<std::byte, wire::kHeaderBytes>(d.data(), wire::kHeaderBytes));
-        for (std::uint32_t c = 0; c < kChunks; ++c)
-            std::memcpy(d.data() + wire::kHeaderBytes + c * sizeof c, &c, sizeof c);
-        feed(d);
-    };
+    std::vector<std::uint32_t> all(kChunks);
+    for (std::uint32_t c = 0; c < kChunks; ++c) all[c] = c;
+    auto ask_all = [&] { feed(repair_request(9, 1, all)); };
     const std::size_t answer_bytes = wire::kHeaderBytes + kChunkFloats * sizeof(float);
 
     test::ScriptedEndpoint slow;  // a link that drains next to nothing while we answer
