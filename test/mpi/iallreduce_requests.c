@@ -31,10 +31,10 @@
 static int g_rank, g_size, g_exact = 1, g_failures, g_case_failed;
 /* Bounded mode: the worst result of the case that is off by more than rounding (its relative
  * error ||out - exact|| / ||out||, as the library estimates it), judged at the end of the case
- * (run()). */
-static int g_case_mismatch;
-static double g_case_worst_rel;
-static char g_mismatch[256];
+ * (run()). The worst result beyond what estimates alike can do (check_sum()), judged there too. */
+static int g_case_mismatch, g_case_beyond;
+static double g_case_worst_rel, g_case_worst_beyond;
+static char g_mismatch[256], g_beyond[256];
 static size_t g_count = 65536;
 static const char *g_case = "";
 static pthread_mutex_t g_fail_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -74,7 +74,8 @@ static double estimate_factor(int size) {
  * bit. Bounded mode:
  *
  * - every element finite;
- * - ||got - want|| <= (size - 1)^2 sqrt(n), loss or not. Rank r's input is x_0 + r * 1, so in any
+ * - ||got - want|| <= (size - 1)^2 sqrt(n) where only estimates were made (judged in run(): a
+ *   case in which no all-gather entry was lost or zeroed). Rank r's input is x_0 + r * 1, so in any
  *   orthonormal transform of it (the library's Hadamard transform, or none) each coordinate's
  *   terms spread over at most (size - 1) |h_j|, h the transform of the all-ones vector, ||h|| =
  *   sqrt(n). Every estimate the library makes of a coordinate's sum (its own term plus (size - 1)
@@ -83,7 +84,11 @@ static double estimate_factor(int size) {
  *   that is under 0.08 ||want|| (the elements' spread, i % 97, alone makes ||want|| > 4 * 28
  *   sqrt(n)): a zero-filled buffer is off by ||want||, an in-place buffer left as this rank's
  *   input by about 0.75 ||want||, a non-finite element fails the first rule, and a single element
- *   left at a sentinel like -12345 among 65536 is over 0.14 ||want|| with a bound under 0.03;
+ *   left at a sentinel like -12345 among 65536 is over 0.14 ||want|| with a bound under 0.03.
+ *   A chunk of the all-gather that any rank missed is set to zero on every rank (identical
+ *   replicas): off by its whole value, which no bound on estimates covers. An owner descheduled
+ *   past its peers' all-gather deadline (8 ranks on 2 cores) loses its whole shard this way, so
+ *   where the case lost all-gather entries only the next rule, the library's estimate, judges;
  * - an element off by more than float rounding: recorded (the worst relative error of the case)
  *   and judged in run(): a failure if no rank lost an entry during the case, or if it exceeds
  *   estimate_factor() times the error this rank's library estimated for the case's operations
@@ -107,15 +112,17 @@ static void check_sum(const char *what, const float *got, const double *want, si
     if (g_exact || off == n) return;
     const double rel = sqrt(err2 / norm2), spread = (double)(size - 1) * (size - 1) * sqrt((double)n);
     const double rel_max = spread / sqrt(norm2) + 1e-4;
-    if (!(rel <= rel_max)) {
-        fail("%s: relative error %.3g (element %zu is %g, expected %g), beyond %.3g, what any loss can do to "
-             "these data",
-             what, rel, off, got[off], want[off], rel_max);
-        return;
-    }
     /* What the library estimates: ||got - want|| / ||got|| (infinite for an all-zero result). */
     const double rel_got = sqrt(err2 / got2);
     pthread_mutex_lock(&g_fail_mutex);
+    if (!(rel <= rel_max) && (!g_case_beyond || rel > g_case_worst_beyond)) {
+        snprintf(g_beyond, sizeof g_beyond,
+                 "%s: relative error %.3g (element %zu is %g, expected %g), beyond %.3g, what any estimate of lost "
+                 "contributions can do to these data",
+                 what, rel, off, got[off], want[off], rel_max);
+        g_case_worst_beyond = rel;
+        g_case_beyond = 1;
+    }
     if (!g_case_mismatch || rel_got > g_case_worst_rel) {
         snprintf(g_mismatch, sizeof g_mismatch,
                  "%s: relative error %.3g of the result (element %zu is %g, expected %g)", what, rel_got, off, got[off],
@@ -524,26 +531,29 @@ static void run(const char *name, void (*body)(void)) {
     if (g_only && strcmp(g_only, name) != 0) return;
     g_case = name;
     g_case_failed = 0;
-    g_case_mismatch = 0;
-    g_case_worst_rel = 0;
+    g_case_mismatch = g_case_beyond = 0;
+    g_case_worst_rel = g_case_worst_beyond = 0;
     optireduce_stats_t s0 = {0}, s1 = {0};
     if (g_get_stats) g_get_stats(&s0);
     body();
     if (g_get_stats) g_get_stats(&s1);
-    long long lost = (long long)(s1.entries_lost_rs - s0.entries_lost_rs + s1.entries_lost_ag - s0.entries_lost_ag);
-    MPI_Allreduce(MPI_IN_PLACE, &lost, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    /* Entries lost over all ranks: both phases, and the all-gather's alone. */
+    long long lost[2] = {(long long)(s1.entries_lost_rs - s0.entries_lost_rs + s1.entries_lost_ag - s0.entries_lost_ag),
+                         (long long)(s1.entries_lost_ag - s0.entries_lost_ag)};
+    MPI_Allreduce(MPI_IN_PLACE, lost, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     /* Bounded mode's inexact results (check_sum): every operation's error estimate is >= 0, so
      * their sum over the case bounds the estimate of each; 1e-4 is float rounding. */
     const double estimate = s1.error_estimate_sum - s0.error_estimate_sum, factor = estimate_factor(g_size);
-    if (g_case_mismatch && lost == 0) fail("%s, and no rank lost an entry", g_mismatch);
+    if (g_case_mismatch && lost[0] == 0) fail("%s, and no rank lost an entry", g_mismatch);
+    else if (g_case_beyond && lost[1] == 0) fail("%s, and no rank lost an all-gather entry", g_beyond);
     else if (g_case_mismatch && !(g_case_worst_rel <= factor * estimate + 1e-4))
         fail("%s, over %.2g times the error the library estimated for this case's operations (%.3g; %lld entries "
              "lost over all ranks)",
-             g_mismatch, factor, estimate, lost);
+             g_mismatch, factor, estimate, lost[0]);
     else if (g_case_mismatch)
         printf("TOLERATED %s: rank %d: %s, within %.2g times the library's estimate %.3g (%lld entries lost over "
                "all ranks)\n",
-               name, g_rank, g_mismatch, factor, estimate, lost);
+               name, g_rank, g_mismatch, factor, estimate, lost[0]);
     int failed = g_case_failed;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (failed) ++g_failures;
