@@ -88,7 +88,10 @@
                                  "peer missed them, so that every rank's result is the same (also counted in " \
                                  "entries_lost_ag)") \
     U64(hole_votes_missing,      "OPTIREDUCE_IDENTICAL_REPLICAS: bounded calls that ended without every peer's " \
-                                 "hole vote: on those, replicas may differ")
+                                 "hole vote: on those, replicas may differ") \
+    U64(phases_waited_flowing,   "phases that waited past a sender's deadline because its data were still " \
+                                 "arriving, fast enough to finish within half a deadline more (a sender that " \
+                                 "lost its core for a while, not a slow path); each is also counted by how it closed")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

@@ -26,8 +26,9 @@ void BoundedOperation::read_facts(int phase) {
     std::vector<SenderFacts> &facts = facts_[phase];
     facts.resize(static_cast<std::size_t>(comm_.size));
     for (std::size_t s = 0; s < facts.size(); ++s)
-        facts[s] = {map.chunks(s), map.received(s), rx_.started[phase][s],
-                    phase == 0 ? rx_.last_from[1][s] : Clock::time_point{}, rx_.ahead[s] != 0};
+        facts[s] = {map.chunks(s),           map.received(s),
+                    rx_.started[phase][s],   phase == 0 ? rx_.last_from[1][s] : Clock::time_point{},
+                    rx_.last_from[phase][s], rx_.ahead[s] != 0};
 }
 
 std::vector<PathSample> BoundedOperation::path_samples(int phase, Clock::time_point closed) const {

@@ -11,8 +11,8 @@
 
 namespace optireduce {
 
-void OpFeedback::count_phase(const PhaseClock &clock, Close how, double phase_ms, double last_arrival_ms,
-                             OpReport &report) {
+void OpFeedback::count_phase(const PhaseClock &clock, Close how, bool waited_flowing, double phase_ms,
+                             double last_arrival_ms, OpReport &report) {
     ProcessStats &ps = process_stats();
     const int phase = clock.phase;
     const ChunkBitmap &map = rx_.map[phase];
@@ -43,22 +43,24 @@ void OpFeedback::count_phase(const PhaseClock &clock, Close how, double phase_ms
     bump(how == Close::complete ? ps.phases_complete
          : how == Close::early  ? ps.phases_early_close
                                 : ps.phases_deadline);
+    if (waited_flowing) bump(ps.phases_waited_flowing);
     OPTIREDUCE_LOG(debug,
                    "op %u phase %d: %s after %.3f ms (deadline %.3f ms per sender, straggler bound %.3f ms), last "
-                   "arrival %.3f ms, %llu/%llu chunks",
+                   "arrival %.3f ms, %llu/%llu chunks%s",
                    seq_, phase + 1,
                    how == Close::complete ? "complete"
                    : how == Close::early  ? "early close"
                                           : "deadline",
                    phase_ms, clock.deadline_ms[phase], clock.straggler_ms, last_arrival_ms,
                    static_cast<unsigned long long>(map.received_total()),
-                   static_cast<unsigned long long>(map.expected()));
+                   static_cast<unsigned long long>(map.expected()),
+                   waited_flowing ? ", waited past a sender's end while its data still flowed" : "");
 }
 
 void OpFeedback::phase_closed(const PhaseClock &clock, Close how, const PhaseCloser &closer,
                               std::span<const SenderFacts> facts, const TypicalPaths &typical, double phase_ms,
                               double last_arrival_ms, OpReport &report) {
-    count_phase(clock, how, phase_ms, last_arrival_ms, report);
+    count_phase(clock, how, closer.waited_for_flowing(), phase_ms, last_arrival_ms, report);
     const int phase = clock.phase;
     const ChunkBitmap &map = rx_.map[phase];
     // The deadline learns how long each sender's data took from its own start (a late starter's

@@ -42,6 +42,17 @@ Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
     return end;
 }
 
+Clock::time_point PhaseCloser::flowing_end(const SenderFacts &s, Clock::time_point now, double gap_ms) const {
+    if (!s.missing() || s.received < kFlowingMinChunks || s.started == Clock::time_point{} || s.last <= s.started)
+        return {};
+    if (now > after_ms(s.last, gap_ms)) return {};  // it stopped coming: lost, or stalled again
+    const double ms_per_chunk = ms_between(s.started, s.last) / static_cast<double>(s.received);
+    const Clock::time_point done = after_ms(s.last, ms_per_chunk * static_cast<double>(s.chunks - s.received));
+    const Clock::time_point cap = after_ms(sender_end(s), kFlowingExtraDeadlines * clock_.deadline_ms[clock_.phase]);
+    if (done > cap) return {};  // a slow path: the rest would come too late to wait for
+    return std::min(after_ms(done, gap_ms), cap);
+}
+
 Clock::time_point PhaseCloser::receivers_end() const {
     // A receiver starts our clock at our first datagram, which left no earlier than our start
     // here (held datagrams, at a receiver behind us, keep their arrival time), and its phase
@@ -76,8 +87,12 @@ CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool com
     // Each sender still missing chunks is waited for until its own end (its clock starts when it
     // does): the phase closes when every one of them is past it.
     Clock::time_point close_at = clock_.start;
-    for (const SenderFacts &s : senders)
-        if (s.missing()) close_at = std::max(close_at, sender_end(s));
+    for (const SenderFacts &s : senders) {
+        if (!s.missing()) continue;
+        const Clock::time_point end = sender_end(s), flowing = flowing_end(s, now, quiet.quiet_ms);
+        if (now >= end && flowing > now) waited_flowing_ = true;
+        close_at = std::max({close_at, end, flowing});
+    }
     if (now >= close_at) return {CloseDecision::Kind::close, Close::deadline, {}};
     if (quiet.last_arrival == Clock::time_point{}) return wait_until(close_at);  // nothing came: no silence to read
     if (!quiet.all_tails) return without_every_tail(now, close_at, quiet);

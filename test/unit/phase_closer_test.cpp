@@ -85,6 +85,56 @@ TEST(PhaseCloser, ASlowLinkGetsTheDeadlineFromItsOwnStart) {
     EXPECT_FALSE(c.written_off(f[1], d.how)) << "a slow sender that started is not a straggler";
 }
 
+// A stream of 100 chunks that started at `started_ms` and whose latest datagram came at `last_ms`.
+SenderFacts stream(std::uint32_t received, double started_ms, double last_ms) {
+    SenderFacts s;
+    s.chunks = 100;
+    s.received = received;
+    s.started = at(started_ms);
+    s.last = at(last_ms);
+    return s;
+}
+
+TEST(PhaseCloser, AStalledSenderThatResumedGetsTheTimeItsRestTakes) {
+    // A sender that lost its core mid-stream: at its end (10 ms) three quarters of its stream are
+    // here and the last datagram came 0.1 ms ago. At the rate it has come at (0.132 ms a chunk,
+    // the stall included) the rest arrives by 13.2 ms, within half a deadline more: it is waited
+    // for until then plus the gap (1 ms), not cut at 10 ms with a quarter of its data.
+    PhaseCloser c(rs_clock());
+    const LinkQuiet quiet{false, at(9.9), 1};
+    std::vector<SenderFacts> f{sender(4, 0), stream(75, 0, 9.9)};
+    CloseDecision d = c.decide(f, false, quiet, at(10));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_GT(d.until, at(14.1));
+    EXPECT_LT(d.until, at(14.3));
+    EXPECT_TRUE(c.waited_for_flowing());
+    // It keeps coming: the projection follows it.
+    f[1] = stream(90, 0, 11.9);
+    d = c.decide(f, false, quiet, at(12));
+    EXPECT_EQ(d.kind, Kind::wait);
+    // It stops coming (nothing for longer than the gap): what is missing is cut, at once.
+    d = c.decide(f, false, quiet, at(13));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+}
+
+TEST(PhaseCloser, ASlowPathIsNotWaitedForPastItsEnd) {
+    // Behind a slow link a fifth of the stream came by the end, at 0.5 ms a chunk: the rest
+    // would take four deadlines. It is cut at its end, as before, even while it keeps coming.
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{stream(20, 0, 9.9)};
+    CloseDecision d = c.decide(f, false, {false, at(9.9), 1}, at(10));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+    EXPECT_FALSE(c.waited_for_flowing());
+    // Nor one whose rest would come just past half a deadline more (60 of 100: 16.5 ms > 15).
+    f[0] = stream(60, 0, 9.9);
+    EXPECT_EQ(c.decide(f, false, {false, at(9.9), 1}, at(10)).kind, Kind::close);
+    // The wait is never longer than half a deadline past the end, whatever the gap.
+    f[0] = stream(90, 0, 9.9);
+    EXPECT_EQ(c.decide(f, false, {false, at(9.9), 10}, at(10)).until, at(15));
+}
+
 TEST(PhaseCloser, ALateStarterIsWaitedForUpToTheStragglerBound) {
     PhaseCloser c(rs_clock());
     std::vector<SenderFacts> f{sender(4, 0), sender(0)};
