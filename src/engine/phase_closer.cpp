@@ -42,13 +42,14 @@ Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
     return end;
 }
 
-Clock::time_point PhaseCloser::flowing_end(const SenderFacts &s, Clock::time_point now, double gap_ms) const {
+Clock::time_point PhaseCloser::flowing_end(const SenderFacts &s, Clock::time_point end, Clock::time_point now,
+                                           double gap_ms) const {
     if (!s.missing() || s.received < kFlowingMinChunks || s.started == Clock::time_point{} || s.last <= s.started)
         return {};
     if (now > after_ms(s.last, gap_ms)) return {};  // it stopped coming: lost, or stalled again
     const double ms_per_chunk = ms_between(s.started, s.last) / static_cast<double>(s.received);
     const Clock::time_point done = after_ms(s.last, ms_per_chunk * static_cast<double>(s.chunks - s.received));
-    const Clock::time_point cap = after_ms(sender_end(s), kFlowingExtraDeadlines * clock_.deadline_ms[clock_.phase]);
+    const Clock::time_point cap = after_ms(end, kFlowingExtraDeadlines * clock_.deadline_ms[clock_.phase]);
     if (done > cap) return {};  // a slow path: the rest would come too late to wait for
     return std::min(after_ms(done, gap_ms), cap);
 }
@@ -89,7 +90,7 @@ CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool com
     Clock::time_point close_at = clock_.start;
     for (const SenderFacts &s : senders) {
         if (!s.missing()) continue;
-        const Clock::time_point end = sender_end(s), flowing = flowing_end(s, now, quiet.quiet_ms);
+        const Clock::time_point end = sender_end(s), flowing = flowing_end(s, end, now, quiet.quiet_ms);
         if (now >= end && flowing > now) waited_flowing_ = true;
         close_at = std::max({close_at, end, flowing});
     }

@@ -80,16 +80,17 @@ public:
 
     // When the phase may close at the latest as far as sender s is concerned.
     Clock::time_point sender_end(const SenderFacts &s) const;
-    // A sender still delivering at its end is waited for while the rest of its data, at the rate
-    // its stream has come at since its first datagram (stalls included), would arrive by
-    // sender_end + kFlowingExtraDeadlines of the phase's deadline, and while it keeps coming
-    // (each datagram within `gap_ms` of the last): then that arrival plus `gap_ms`. Otherwise
-    // time_point{}. On the emulated cloud with its cores shared by four ranks, a rank's stream
+    // A sender still delivering at its end (`end`: its sender_end) is waited for while the rest of
+    // its data, at the rate its stream has come at since its first datagram (stalls included),
+    // would arrive by `end` + kFlowingExtraDeadlines of the phase's deadline, and while it keeps
+    // coming (each datagram within `gap_ms` of the last): then that arrival plus `gap_ms`.
+    // Otherwise time_point{}. On the emulated cloud with its cores shared by four ranks, a rank's stream
     // stalled for tens of ms mid-phase, resumed at line rate, and was cut at its deadline with a
     // third of it still to come: 10% of clean reduce-scatters closed at the deadline, 0.5% of
     // the entries lost. Behind a slow link the rest would take many deadlines: it is not waited
     // for.
-    Clock::time_point flowing_end(const SenderFacts &s, Clock::time_point now, double gap_ms) const;
+    Clock::time_point flowing_end(const SenderFacts &s, Clock::time_point end, Clock::time_point now,
+                                  double gap_ms) const;
     static constexpr double kFlowingExtraDeadlines = 0.5;
     // A rate needs a few datagrams to mean anything.
     static constexpr std::uint32_t kFlowingMinChunks = 8;

@@ -29,15 +29,32 @@
 #include <unistd.h>
 
 static int g_rank, g_size, g_exact = 1, g_failures, g_case_failed;
-/* Bounded mode: the worst result of the case that is off by more than rounding (its relative
- * error ||out - exact|| / ||out||, as the library estimates it), judged at the end of the case
- * (run()). The worst result beyond what estimates alike can do (check_sum()), judged there too. */
-static int g_case_mismatch, g_case_beyond;
-static double g_case_worst_rel, g_case_worst_beyond;
-static char g_mismatch[256], g_beyond[256];
 static size_t g_count = 65536;
 static const char *g_case = "";
 static pthread_mutex_t g_fail_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* The worst of a case's results by some relative error, and why, kept for run() to judge. */
+typedef struct {
+    int seen;
+    double rel;
+    char why[256];
+} worst_t;
+/* Bounded mode: the worst result of the case off by more than rounding (its relative error
+ * ||out - exact|| / ||out||, as the library estimates it), and the worst beyond what estimates of
+ * lost contributions can do (check_sum()). */
+static worst_t g_mismatch, g_beyond;
+
+/* Keeps `rel` and its description if it is the case's worst so far (caller holds g_fail_mutex). */
+static void keep_worst(worst_t *w, double rel, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void keep_worst(worst_t *w, double rel, const char *fmt, ...) {
+    if (w->seen && !(rel > w->rel)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->why, sizeof w->why, fmt, ap);
+    va_end(ap);
+    w->rel = rel;
+    w->seen = 1;
+}
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...) {
@@ -115,21 +132,13 @@ static void check_sum(const char *what, const float *got, const double *want, si
     /* What the library estimates: ||got - want|| / ||got|| (infinite for an all-zero result). */
     const double rel_got = sqrt(err2 / got2);
     pthread_mutex_lock(&g_fail_mutex);
-    if (!(rel <= rel_max) && (!g_case_beyond || rel > g_case_worst_beyond)) {
-        snprintf(g_beyond, sizeof g_beyond,
-                 "%s: relative error %.3g (element %zu is %g, expected %g), beyond %.3g, what any estimate of lost "
-                 "contributions can do to these data",
-                 what, rel, off, got[off], want[off], rel_max);
-        g_case_worst_beyond = rel;
-        g_case_beyond = 1;
-    }
-    if (!g_case_mismatch || rel_got > g_case_worst_rel) {
-        snprintf(g_mismatch, sizeof g_mismatch,
-                 "%s: relative error %.3g of the result (element %zu is %g, expected %g)", what, rel_got, off, got[off],
-                 want[off]);
-        g_case_worst_rel = rel_got;
-    }
-    g_case_mismatch = 1;
+    if (!(rel <= rel_max))
+        keep_worst(&g_beyond, rel,
+                   "%s: relative error %.3g (element %zu is %g, expected %g), beyond %.3g, what any estimate of lost "
+                   "contributions can do to these data",
+                   what, rel, off, got[off], want[off], rel_max);
+    keep_worst(&g_mismatch, rel_got, "%s: relative error %.3g of the result (element %zu is %g, expected %g)", what,
+               rel_got, off, got[off], want[off]);
     pthread_mutex_unlock(&g_fail_mutex);
 }
 
@@ -531,8 +540,7 @@ static void run(const char *name, void (*body)(void)) {
     if (g_only && strcmp(g_only, name) != 0) return;
     g_case = name;
     g_case_failed = 0;
-    g_case_mismatch = g_case_beyond = 0;
-    g_case_worst_rel = g_case_worst_beyond = 0;
+    g_mismatch.seen = g_beyond.seen = 0;
     optireduce_stats_t s0 = {0}, s1 = {0};
     if (g_get_stats) g_get_stats(&s0);
     body();
@@ -544,16 +552,16 @@ static void run(const char *name, void (*body)(void)) {
     /* Bounded mode's inexact results (check_sum): every operation's error estimate is >= 0, so
      * their sum over the case bounds the estimate of each; 1e-4 is float rounding. */
     const double estimate = s1.error_estimate_sum - s0.error_estimate_sum, factor = estimate_factor(g_size);
-    if (g_case_mismatch && lost[0] == 0) fail("%s, and no rank lost an entry", g_mismatch);
-    else if (g_case_beyond && lost[1] == 0) fail("%s, and no rank lost an all-gather entry", g_beyond);
-    else if (g_case_mismatch && !(g_case_worst_rel <= factor * estimate + 1e-4))
+    if (g_mismatch.seen && lost[0] == 0) fail("%s, and no rank lost an entry", g_mismatch.why);
+    else if (g_beyond.seen && lost[1] == 0) fail("%s, and no rank lost an all-gather entry", g_beyond.why);
+    else if (g_mismatch.seen && !(g_mismatch.rel <= factor * estimate + 1e-4))
         fail("%s, over %.2g times the error the library estimated for this case's operations (%.3g; %lld entries "
              "lost over all ranks)",
-             g_mismatch, factor, estimate, lost[0]);
-    else if (g_case_mismatch)
+             g_mismatch.why, factor, estimate, lost[0]);
+    else if (g_mismatch.seen)
         printf("TOLERATED %s: rank %d: %s, within %.2g times the library's estimate %.3g (%lld entries lost over "
                "all ranks)\n",
-               name, g_rank, g_mismatch, factor, estimate, lost[0]);
+               name, g_rank, g_mismatch.why, factor, estimate, lost[0]);
     int failed = g_case_failed;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (failed) ++g_failures;
