@@ -91,7 +91,10 @@
                                  "hole vote: on those, replicas may differ") \
     U64(phases_waited_flowing,   "phases that waited past a sender's deadline because its data were still " \
                                  "arriving, fast enough to finish within half a deadline more (a sender that " \
-                                 "lost its core for a while, not a slow path); each is also counted by how it closed")
+                                 "lost its core for a while, not a slow path); each is also counted by how it closed") \
+    U64(hole_votes_late,         "OPTIREDUCE_IDENTICAL_REPLICAS: peers' hole votes that came after this rank had " \
+                                 "closed the call without them (each also in hole_votes_missing's call); the " \
+                                 "next calls wait that much longer for a missing vote")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

@@ -209,6 +209,10 @@ constexpr std::array kKnobs{
              "TEST ONLY: how long the delayed rank sleeps", &Config::fault_delay_ms},
     KnobSpec{"OPTIREDUCE_FAULT_DELAY_PROB", KnobType::number, "1", "0..1", 0, 1, false,
              "TEST ONLY: probability that the delayed rank sleeps before a given operation", &Config::fault_delay_prob},
+    KnobSpec{"OPTIREDUCE_FAULT_VOTE_DELAY_MS", KnobType::number, "0", "0..600000", 0, 600000, false,
+             "TEST ONLY: how long the delayed rank sleeps before it sends its hole vote (identical "
+             "replicas), with OPTIREDUCE_FAULT_DELAY_PROB per operation: a vote that comes late",
+             &Config::fault_vote_delay_ms},
     KnobSpec{"OPTIREDUCE_FAULT_ALLOC_RANK", KnobType::number, "-1", "-1..1000000", -1, 1000000, false,
              "TEST ONLY: world rank whose staging allocation fails once, at its "
              "OPTIREDUCE_FAULT_ALLOC_NTH growth (-1: none)",

@@ -87,7 +87,8 @@ struct Config {
     double fault_duplicate = 0;  // probability a sent datagram is sent twice
     int fault_delay_rank = -1;   // world rank that sleeps before each engine operation
     double fault_delay_ms = 0;
-    double fault_delay_prob = 1;  // probability the delayed rank sleeps before a given operation
+    double fault_delay_prob = 1;     // probability the delayed rank sleeps before a given operation
+    double fault_vote_delay_ms = 0;  // the delayed rank sleeps this long before its hole vote
     std::uint64_t fault_seed = 0;
     int fault_alloc_rank = -1;          // world rank whose staging allocation fails once
     std::uint64_t fault_alloc_nth = 1;  // at its nth growth of staging memory

@@ -96,6 +96,12 @@ private:
     // the union, alike on every rank.
     std::vector<ChunkRange> our_holes() const;
     void agree_on_holes();
+    // Some peer whose vote we lack sent us a datagram within kVoteFlowGapMs: its host still
+    // drains what it queued before its vote. Its datagrams to us and to the others interleave,
+    // but the end of its queue may hold only the others': with 5 ms, a slow host's vote came
+    // 31 ms after a peer had stopped waiting for it.
+    bool lacking_vote_still_sending(Clock::time_point now);
+    static constexpr double kVoteFlowGapMs = 20;
     void fill_agreed_holes();
     void rescale_kept(const std::vector<std::size_t> &zeroed_per_shard);
 

@@ -10,6 +10,7 @@
 #include "engine/send_pacer.hpp"
 #include "engine/staging.hpp"
 #include "engine/straggler_bound.hpp"
+#include "engine/vote_wait.hpp"
 #include "policy/eligibility.hpp"
 #include "transport/fault_rng.hpp"
 #include "transport/rdm_endpoint.hpp"
@@ -53,6 +54,7 @@ public:
         std::size_t floats_per_datagram = 0;  // agreed: the smallest max datagram of all members
         DeadlineController deadlines{DeadlineSettings{}};
         StragglerBound stragglers;
+        VoteWait vote_wait;  // how long past its deadlines' base an operation waits for hole votes
         SendPacer pacer{0};
         double host_drain_rate = 0;  // bytes/s our host's queue drained at in the last phase (QueueBudget)
         std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers

@@ -30,6 +30,7 @@ void DgramRouter::add_comm(CommKey key, int rank, int size, std::vector<fi_addr_
     c.peers = std::move(peers);
     c.latest.assign(static_cast<std::size_t>(size), 0);
     c.heard.assign(static_cast<std::size_t>(size), 0);
+    c.last_heard.assign(static_cast<std::size_t>(size), Clock::time_point{});
     repair_.add_comm(key, rank, c.peers);
     votes_.add_comm(key, rank, size, c.peers);
 }
@@ -63,20 +64,22 @@ void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
     if (h.src_rank >= static_cast<std::uint32_t>(c.size) || h.src_rank == static_cast<std::uint32_t>(c.rank) ||
         (source != FI_ADDR_NOTAVAIL && source != c.peers[h.src_rank]))
         return reject("source rank out of range, our own, or not the sending address");
+    const Clock::time_point now = Clock::now();
+    c.last_heard[h.src_rank] = now;
     if (h.phase == wire::Phase::repair) {
         if (const char *why = repair_.queue(it->first, h, d.subspan(wire::kHeaderBytes)); *why) reject(why);
         return;
     }
     if (h.phase == wire::Phase::hole_vote) {
-        if (const char *why = votes_.on_vote(it->first, h, d.subspan(wire::kHeaderBytes)); *why) reject(why);
+        if (const char *why = votes_.on_vote(it->first, h, d.subspan(wire::kHeaderBytes), now); *why) reject(why);
         changed_.notify_all();
         return;
     }
-    dispatch(c, h, d);
+    dispatch(c, h, d, now);
 }
 
 // Check 5: which operation.
-void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d) {
+void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d, Clock::time_point now) {
     // A sender already on a later operation has sent all it will send for the earlier ones
     // open here: they note it (OpReceive::ahead), so they do not wait for it as for a straggler;
     // an operation opened later learns it from `latest`.
@@ -86,7 +89,7 @@ void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::
     for (auto &[seq, earlier] : c.open)
         if (seq_before(seq, h.seq)) earlier->ahead[src] = 1;
     auto op = c.open.find(h.seq);
-    if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes), Clock::now());
+    if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes), now);
     if (seq_before(h.seq, c.next_open)) return count_late(c, h);
     hold(c, h.seq, d);
 }
@@ -97,6 +100,14 @@ void DgramRouter::count_late(Comm &c, const wire::Header &h) {
     if (!k.valid || k.seq != h.seq) return;
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
     if (Clock::now() - k.closed_at[p] <= k.near_window[p] && !flagged(k.slow[p], h.src_rank)) ++k.misses.count[p];
+}
+
+Clock::time_point DgramRouter::last_heard(CommKey key, int src) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    const auto s = static_cast<std::size_t>(src);
+    if (it == comms_.end() || s >= it->second.last_heard.size()) return {};
+    return it->second.last_heard[s];
 }
 
 std::vector<NearMisses> DgramRouter::take_near_misses(CommKey key) {

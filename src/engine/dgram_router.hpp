@@ -121,6 +121,10 @@ public:
     // Near misses of operations closed since the last call, then forgotten.
     std::vector<NearMisses> take_near_misses(CommKey key);
 
+    // When sender `src` of the communicator was last heard from (any datagram that passed
+    // checks 1-3; time_point{}: never).
+    Clock::time_point last_heard(CommKey key, int src);
+
     // For operations waiting on their receive state.
     std::mutex &mutex() { return mutex_; }
     std::condition_variable &changed() { return changed_; }
@@ -145,6 +149,7 @@ private:
         // Per sender: the latest operation it sent a datagram for, once heard (OpReceive::ahead).
         std::vector<std::uint32_t> latest;
         std::vector<std::uint8_t> heard;
+        std::vector<Clock::time_point> last_heard;  // per sender, its latest datagram of any kind
         // Recently closed operations, by sequence modulo the ring, for near-miss accounting.
         struct Closed {
             std::uint32_t seq = 0;
@@ -157,7 +162,7 @@ private:
         std::array<Closed, 8> closed;
     };
     void count_late(Comm &c, const wire::Header &h);
-    void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d);
+    void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d, Clock::time_point now);
     // `arrival`: when the datagram came off the wire (held ones keep theirs).
     void place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload, Clock::time_point arrival);
     void hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d);

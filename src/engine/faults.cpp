@@ -38,6 +38,13 @@ void injected_delay(FaultRng &faults) {
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_delay_ms));
 }
 
+void injected_vote_delay(FaultRng &faults) {
+    const Config &cfg = context().config;
+    if (!is_faulty_rank(cfg.fault_delay_rank) || cfg.fault_vote_delay_ms <= 0) return;
+    if (faults.chance(cfg.fault_delay_prob))
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_vote_delay_ms));
+}
+
 void arm_exit_fault() {
     if (!is_faulty_rank(context().config.fault_exit_rank)) return;
     std::atexit([] {

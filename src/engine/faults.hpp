@@ -21,6 +21,9 @@ bool injected_alloc_failure();
 // OPTIREDUCE_FAULT_DELAY_*: the straggler, sleeping before it enters an operation, with the
 // probability drawn from the communicator's fault sequence.
 void injected_delay(FaultRng &faults);
+// OPTIREDUCE_FAULT_VOTE_DELAY_MS: the same rank sleeping before it sends its hole vote (a vote
+// that comes late), with the same probability.
+void injected_vote_delay(FaultRng &faults);
 
 // OPTIREDUCE_FAULT_EXIT_RANK: makes this rank abort (SIGABRT) when the process exits, after
 // MPI_Finalize returned and the program's checks are done. Armed from the library's finalize

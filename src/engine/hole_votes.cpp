@@ -6,8 +6,10 @@
 
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace optireduce {
 namespace {
@@ -62,7 +64,8 @@ std::vector<std::byte> HoleVotes::datagram(CommKey key, const Comm &c, std::uint
     return d;
 }
 
-const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<const std::byte> payload) {
+const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<const std::byte> payload,
+                               Clock::time_point arrival) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return "hole vote for a communicator not served here";
@@ -72,8 +75,18 @@ const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<con
         // The peer is still asking for a round we closed: repeat our final vote to it.
         const std::optional<HoleVote> v = decode_vote(payload, c.size, std::numeric_limits<std::uint32_t>::max());
         if (!v) return "malformed hole vote";
-        if (v->needs_from(me) && c.answers.size() < kAnswersQueued && !done->second.empty()) {
-            c.answers.push_back({c.peers[src], done->second});
+        Closed &k = done->second;
+        if (src < k.missing.size() && k.missing[src]) {
+            // It was not lost: it came too late. What it needed past the base is learnt.
+            k.missing[src] = 0;
+            const double late_ms = ms_between(k.at, arrival);
+            c.late_past_base_ms = std::max(c.late_past_base_ms, k.past_base_ms + late_ms);
+            bump(process_stats().hole_votes_late);
+            OPTIREDUCE_LOG(debug, "op %u: rank %zu's hole vote came %.1f ms after we closed without it", h.seq, src,
+                           late_ms);
+        }
+        if (v->needs_from(me) && c.answers.size() < kAnswersQueued && !k.datagram.empty()) {
+            c.answers.push_back({c.peers[src], k.datagram});
             pending_.store(true, std::memory_order_release);
         }
         return "";
@@ -160,7 +173,7 @@ bool HoleVotes::voted(CommKey key, std::uint32_t seq, int peer) {
     return r != it->second.rounds.end() && p < r->second.in.size() && r->second.in[p] != 0;
 }
 
-HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq) {
+HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq, Clock::time_point now, double past_base_ms) {
     std::lock_guard lock(mutex_);
     Outcome out;
     auto it = comms_.find(key);
@@ -170,16 +183,27 @@ HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq) {
     if (r == c.rounds.end()) return out;
     Round &round = r->second;
     std::vector<ChunkRange> all = round.ours;
+    Closed k{datagram(key, c, seq, round, true), now, past_base_ms, std::vector<std::uint8_t>(round.in.size(), 0)};
     for (std::size_t p = 0; p < round.in.size(); ++p) {
         if (static_cast<int>(p) == c.rank) continue;
-        if (!round.in[p]) ++out.missing;
+        if (!round.in[p]) {
+            ++out.missing;
+            k.missing[p] = 1;
+        }
         all.insert(all.end(), round.votes[p].begin(), round.votes[p].end());
     }
     out.holes = merge_ranges(std::move(all));
-    c.closed[seq] = datagram(key, c, seq, round, true);
+    c.closed[seq] = std::move(k);
     if (c.closed.size() > kClosedKept) c.closed.erase(c.closed.begin());
     c.rounds.erase(r);
     return out;
+}
+
+double HoleVotes::take_late(CommKey key) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return 0;
+    return std::exchange(it->second.late_past_base_ms, 0.0);
 }
 
 void HoleVotes::serve(DgramEndpoint &ep) {

@@ -12,7 +12,9 @@
 // (kClosedKept operations) and answers late requests with a final vote, which settles it for the
 // asker at once (the progress thread sends those answers). Bounded: a vote that does not come
 // within the operation's budget is counted (hole_votes_missing) and the union of the votes in is
-// filled; only then may replicas differ.
+// filled; only then may replicas differ. A vote that comes after we closed without it is counted
+// (hole_votes_late) and tells how much longer the budget would have had to be (take_late), which
+// the next operations' budgets learn (engine/vote_wait.hpp).
 #pragma once
 
 #include "engine/clock.hpp"
@@ -41,9 +43,10 @@ public:
     void add_comm(CommKey key, int rank, int size, std::vector<fi_addr_t> peers);
     void remove_comm(CommKey key);
 
-    // A vote from `h.src_rank` (its header already checked by the router). Returns "" or why it
-    // was refused (the router counts it as invalid).
-    const char *on_vote(CommKey key, const wire::Header &h, std::span<const std::byte> payload);
+    // A vote from `h.src_rank` (its header already checked by the router), arrived at `arrival`.
+    // Returns "" or why it was refused (the router counts it as invalid).
+    const char *on_vote(CommKey key, const wire::Header &h, std::span<const std::byte> payload,
+                        Clock::time_point arrival);
 
     // The operation's side. open: our holes for operation `seq` of a result of `total_chunks`.
     void open(CommKey key, std::uint32_t seq, std::uint64_t total_chunks, std::vector<ChunkRange> holes,
@@ -59,8 +62,13 @@ public:
         std::vector<ChunkRange> holes;  // the union of our holes and every vote in, merged
         int missing = 0;                // peers whose vote did not come
     };
-    // Ends the operation's exchange; our vote stays to answer peers still asking.
-    Outcome close(CommKey key, std::uint32_t seq);
+    // Ends the operation's exchange at `now`, `past_base_ms` after its budget's base (VoteWait);
+    // our vote stays to answer peers still asking.
+    Outcome close(CommKey key, std::uint32_t seq, Clock::time_point now, double past_base_ms);
+    // The most that a vote we had closed without needed past its operation's base (how long we
+    // had waited past it, plus how late it came), over the late votes since the last call; 0:
+    // none came.
+    double take_late(CommKey key);
 
     // Answers to votes for operations this rank has closed, sent by whichever thread drains.
     void serve(DgramEndpoint &ep);
@@ -75,6 +83,13 @@ private:
         std::vector<std::vector<ChunkRange>> votes;
         std::vector<Clock::time_point> last_sent;
     };
+    // A round we closed: our final vote (a datagram), and whose votes we closed without.
+    struct Closed {
+        std::vector<std::byte> datagram;
+        Clock::time_point at{};
+        double past_base_ms = 0;
+        std::vector<std::uint8_t> missing;  // by peer
+    };
     struct Answer {
         fi_addr_t dest;
         std::vector<std::byte> datagram;
@@ -85,8 +100,9 @@ private:
         std::map<std::uint32_t, Round> rounds;
         // Our final votes (datagrams) of the latest rounds we closed, by sequence number: more than
         // one, as operations of one communicator may be in flight together.
-        std::map<std::uint32_t, std::vector<std::byte>> closed;
+        std::map<std::uint32_t, Closed> closed;
         std::vector<Answer> answers;
+        double late_past_base_ms = 0;  // take_late's
     };
     static Round &start_round(Comm &c, Round &r);
     static std::vector<std::byte> datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r, bool final);

@@ -4,6 +4,7 @@
 #include "engine/hole_votes.hpp"
 #include "engine/hole_ranges.hpp"
 #include "scripted_endpoint.hpp"
+#include "telemetry/stats.hpp"
 
 #include <gtest/gtest.h>
 
@@ -56,7 +57,8 @@ constexpr int kRanks = 3;
 
 struct Ranks {
     HoleVotes votes[kRanks];
-    test::ScriptedEndpoint net;  // what the ranks send collects in net.sent; deliver() hands it over
+    test::ScriptedEndpoint net;   // what the ranks send collects in net.sent; deliver() hands it over
+    Clock::time_point arrival{};  // when deliver() says the datagrams arrived
     Ranks() {
         for (int r = 0; r < kRanks; ++r) votes[r].add_comm(kKey, r, kRanks, {0, 1, 2});
     }
@@ -69,7 +71,7 @@ struct Ranks {
             if (lost(rng)) continue;
             const wire::Decoded dec = wire::decode(d);
             ASSERT_TRUE(dec.header);
-            EXPECT_STREQ(votes[dest].on_vote(kKey, *dec.header, std::span(d).subspan(wire::kHeaderBytes)), "");
+            EXPECT_STREQ(votes[dest].on_vote(kKey, *dec.header, std::span(d).subspan(wire::kHeaderBytes), arrival), "");
         }
     }
 };
@@ -93,7 +95,7 @@ TEST(HoleVotes, EveryRankEndsWithTheSameUnionDespiteLoss) {
                 }
                 ranks.votes[r].send(ranks.net, kKey, 9, now, std::chrono::milliseconds(2));
                 if (ranks.votes[r].done(kKey, 9)) {
-                    out[r] = ranks.votes[r].close(kKey, 9);
+                    out[r] = ranks.votes[r].close(kKey, 9, now, 0);
                     closed[r] = true;
                 }
             }
@@ -132,7 +134,7 @@ TEST(HoleVotes, ARankWithMoreHolesThanItsVoteCarriesFillsWhatItVoted) {
     HoleVotes::Outcome out[kRanks];
     for (int r = 0; r < kRanks; ++r) {
         ASSERT_TRUE(ranks.votes[r].done(kKey, 9)) << "rank " << r;
-        out[r] = ranks.votes[r].close(kKey, 9);
+        out[r] = ranks.votes[r].close(kKey, 9, now, 0);
     }
     EXPECT_LE(out[1].holes.size(), vote_max_ranges(kRanks, 1432));
     EXPECT_EQ(out[0].holes, out[1].holes);
@@ -150,7 +152,7 @@ TEST(HoleVotes, AVoteForTheNextOperationWaitsAndOldOnesAreIgnored) {
     EXPECT_FALSE(ranks.votes[0].voted(kKey, 10, 2));
     EXPECT_FALSE(ranks.votes[0].voted(kKey, 9, 1));
     ranks.votes[0].open(kKey, 10, 100, {}, 1432);
-    const auto out = ranks.votes[0].close(kKey, 10);
+    const auto out = ranks.votes[0].close(kKey, 10, {}, 0);
     EXPECT_EQ(out.missing, 1);  // rank 2 never voted
     EXPECT_EQ(out.holes, (std::vector<ChunkRange>{{7, 1}}));
 }
@@ -162,7 +164,7 @@ TEST(HoleVotes, AClosedPeerStillAnswersWithItsHoles) {
     Ranks ranks;
     ranks.votes[1].open(kKey, 5, 100, {{2, 1}}, 1432);
     ranks.votes[2].open(kKey, 5, 100, {}, 1432);
-    EXPECT_EQ(ranks.votes[1].close(kKey, 5).missing, 2);  // rank 1 gave up on everyone
+    EXPECT_EQ(ranks.votes[1].close(kKey, 5, {}, 0).missing, 2);  // rank 1 gave up on everyone
     ranks.votes[0].open(kKey, 5, 100, {{9, 1}}, 1432);
     Clock::time_point now{};
     for (int step = 0; step < 10 && !ranks.votes[0].done(kKey, 5); ++step) {
@@ -172,14 +174,44 @@ TEST(HoleVotes, AClosedPeerStillAnswersWithItsHoles) {
         ranks.deliver(rng, 0);
     }
     EXPECT_TRUE(ranks.votes[0].done(kKey, 5));
-    EXPECT_EQ(ranks.votes[0].close(kKey, 5).holes, (std::vector<ChunkRange>{{2, 1}, {9, 1}}));
+    EXPECT_EQ(ranks.votes[0].close(kKey, 5, now, 0).holes, (std::vector<ChunkRange>{{2, 1}, {9, 1}}));
+}
+
+// A vote that comes after we closed without it was late, not lost: it is counted, and what it
+// needed past the budget's base (how long we had waited past it, plus its lateness) is what the
+// next operations' budgets learn (VoteWait). A vote we had in time teaches nothing.
+TEST(HoleVotes, AVoteThatCameAfterWeClosedTellsHowLateItWas) {
+    std::mt19937 rng(1);
+    Ranks ranks;
+    const Clock::time_point t0 = Clock::time_point{} + std::chrono::seconds(1);
+    ranks.votes[0].open(kKey, 4, 100, {}, 1432);
+    ranks.votes[2].open(kKey, 4, 100, {}, 1432);
+    ranks.votes[2].send(ranks.net, kKey, 4, t0, std::chrono::milliseconds(2));  // rank 2 votes in time
+    ranks.deliver(rng, 0);
+    EXPECT_EQ(ranks.votes[0].close(kKey, 4, t0, 3).missing, 1);  // 3 ms past the base, without rank 1
+    EXPECT_EQ(ranks.votes[0].take_late(kKey), 0);
+    const std::uint64_t late_before = process_stats().hole_votes_late.load();
+    // Rank 1 votes 7 ms later; its vote also reaches rank 2, which waits for none.
+    ranks.votes[1].open(kKey, 4, 100, {{5, 1}}, 1432);
+    ranks.votes[1].send(ranks.net, kKey, 4, t0, std::chrono::milliseconds(2));
+    ranks.arrival = t0 + std::chrono::milliseconds(7);
+    ranks.deliver(rng, 0);
+    EXPECT_EQ(process_stats().hole_votes_late.load() - late_before, 1u);
+    EXPECT_DOUBLE_EQ(ranks.votes[0].take_late(kKey), 3 + 7);
+    EXPECT_EQ(ranks.votes[0].take_late(kKey), 0);  // taken once
+    // Its repeats are not late votes again.
+    ranks.votes[1].send(ranks.net, kKey, 4, t0 + std::chrono::milliseconds(20), std::chrono::milliseconds(2));
+    ranks.deliver(rng, 0);
+    EXPECT_EQ(process_stats().hole_votes_late.load() - late_before, 1u);
+    EXPECT_EQ(ranks.votes[0].take_late(kKey), 0);
+    EXPECT_EQ(ranks.votes[2].take_late(kKey), 0);
 }
 
 TEST(HoleVotes, NoVoteWithoutAPeerIsDone) {
     Ranks ranks;
     ranks.votes[0].open(kKey, 1, 100, {}, 1432);
     EXPECT_FALSE(ranks.votes[0].done(kKey, 1));
-    EXPECT_EQ(ranks.votes[0].close(kKey, 1).missing, 2);
+    EXPECT_EQ(ranks.votes[0].close(kKey, 1, {}, 0).missing, 2);
 }
 
 }  // namespace

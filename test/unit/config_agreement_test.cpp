@@ -38,6 +38,7 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_FAULT_DELAY_RANK", "1"},
     {"OPTIREDUCE_FAULT_DELAY_MS", "100"},
     {"OPTIREDUCE_FAULT_DELAY_PROB", "0.2"},
+    {"OPTIREDUCE_FAULT_VOTE_DELAY_MS", "300"},
     {"OPTIREDUCE_FAULT_SEED", "7"},
     {"OPTIREDUCE_HADAMARD", "off"},
     {"OPTIREDUCE_FAULT_ALLOC_RANK", "1"},
