@@ -90,16 +90,16 @@ void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::
         if (seq_before(seq, h.seq)) earlier->ahead[src] = 1;
     auto op = c.open.find(h.seq);
     if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes), now);
-    if (seq_before(h.seq, c.next_open)) return count_late(c, h);
-    hold(c, h.seq, d);
+    if (seq_before(h.seq, c.next_open)) return count_late(c, h, now);
+    hold(c, h.seq, d, now);
 }
 
-void DgramRouter::count_late(Comm &c, const wire::Header &h) {
+void DgramRouter::count_late(Comm &c, const wire::Header &h, Clock::time_point now) {
     bump(process_stats().datagrams_late);
     auto &k = c.closed[h.seq % c.closed.size()];
     if (!k.valid || k.seq != h.seq) return;
     const int p = h.phase == wire::Phase::reduce_scatter ? 0 : 1;
-    if (Clock::now() - k.closed_at[p] <= k.near_window[p] && !flagged(k.slow[p], h.src_rank)) ++k.misses.count[p];
+    if (now - k.closed_at[p] <= k.near_window[p] && !flagged(k.slow[p], h.src_rank)) ++k.misses.count[p];
 }
 
 Clock::time_point DgramRouter::last_heard(CommKey key, int src) {
@@ -124,7 +124,7 @@ std::vector<NearMisses> DgramRouter::take_near_misses(CommKey key) {
     return out;
 }
 
-void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d) {
+void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d, Clock::time_point arrival) {
     // Held state is bounded twice: operations ahead and bytes. A rank that is that far behind
     // loses those datagrams, which its deadline then treats like any other loss.
     if (seq - c.next_open >= kHeldAheadOps || c.held_bytes + d.size() > kHeldBytesPerComm) {
@@ -144,11 +144,11 @@ void DgramRouter::hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d)
     }
     std::vector<std::byte> &buf = c.held[seq];
     const auto len = static_cast<std::uint32_t>(d.size());
-    const Clock::rep arrival = Clock::now().time_since_epoch().count();
+    const Clock::rep arrival_rep = arrival.time_since_epoch().count();
     const std::size_t at = buf.size();
     buf.resize(at + kHeldPrefix + d.size());
     std::memcpy(buf.data() + at, &len, sizeof len);
-    std::memcpy(buf.data() + at + sizeof len, &arrival, sizeof arrival);
+    std::memcpy(buf.data() + at + sizeof len, &arrival_rep, sizeof arrival_rep);
     std::memcpy(buf.data() + at + kHeldPrefix, d.data(), d.size());
     c.held_bytes += d.size();
     bump(process_stats().datagrams_held);

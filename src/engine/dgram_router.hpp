@@ -161,11 +161,11 @@ private:
         };
         std::array<Closed, 8> closed;
     };
-    void count_late(Comm &c, const wire::Header &h);
+    void count_late(Comm &c, const wire::Header &h, Clock::time_point now);
     void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d, Clock::time_point now);
     // `arrival`: when the datagram came off the wire (held ones keep theirs).
     void place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload, Clock::time_point arrival);
-    void hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d);
+    void hold(Comm &c, std::uint32_t seq, std::span<const std::byte> d, Clock::time_point arrival);
     // Marks seq as started (later datagrams for it are late) and hands each datagram held for it
     // to `each(datagram, arrival)`, forgetting them.
     template <typename Fn>

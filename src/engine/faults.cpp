@@ -14,6 +14,14 @@ namespace {
 
 bool is_faulty_rank(int knob) { return knob >= 0 && knob == context().world_rank; }
 
+// The delayed rank (OPTIREDUCE_FAULT_DELAY_RANK) sleeps `ms`, with OPTIREDUCE_FAULT_DELAY_PROB,
+// drawn from the communicator's fault sequence; no draw when this rank or `ms` asks for none.
+void sleep_if_delayed(FaultRng &faults, double ms) {
+    const Config &cfg = context().config;
+    if (!is_faulty_rank(cfg.fault_delay_rank) || ms <= 0) return;
+    if (faults.chance(cfg.fault_delay_prob)) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
 }  // namespace
 
 bool injected_send_failure() {
@@ -31,19 +39,9 @@ bool injected_alloc_failure() {
     return growths.fetch_add(1, std::memory_order_relaxed) + 1 == cfg.fault_alloc_nth;
 }
 
-void injected_delay(FaultRng &faults) {
-    const Config &cfg = context().config;
-    if (!is_faulty_rank(cfg.fault_delay_rank) || cfg.fault_delay_ms <= 0) return;
-    if (faults.chance(cfg.fault_delay_prob))
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_delay_ms));
-}
+void injected_delay(FaultRng &faults) { sleep_if_delayed(faults, context().config.fault_delay_ms); }
 
-void injected_vote_delay(FaultRng &faults) {
-    const Config &cfg = context().config;
-    if (!is_faulty_rank(cfg.fault_delay_rank) || cfg.fault_vote_delay_ms <= 0) return;
-    if (faults.chance(cfg.fault_delay_prob))
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.fault_vote_delay_ms));
-}
+void injected_vote_delay(FaultRng &faults) { sleep_if_delayed(faults, context().config.fault_vote_delay_ms); }
 
 void arm_exit_fault() {
     if (!is_faulty_rank(context().config.fault_exit_rank)) return;
