@@ -16,7 +16,7 @@ namespace optireduce {
 int BoundedOperation::drain() {
     const int got = b_.channel->endpoint->poll(
         [this](std::span<const std::byte> d, fi_addr_t src) { router_.on_datagram(d, src); });
-    router_.repair().serve(*b_.channel->endpoint);
+    router_.repair().serve(*b_.channel->endpoint, b_.host_drain_rate);
     router_.votes().serve(*b_.channel->endpoint);
     return got;
 }

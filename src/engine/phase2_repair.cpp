@@ -88,7 +88,12 @@ void Phase2Repair::answer(CommKey key, const Comm &c, const Request &r, std::vec
     }
 }
 
-void Phase2Repair::serve(DgramEndpoint &ep) {
+std::int64_t Phase2Repair::answer_queue_cap(double drain_bytes_per_s) {
+    const double drained = std::max(drain_bytes_per_s, 0.0) * kAnswerQueueSeconds;
+    return std::max(QueueBudget::kAlwaysQueued, static_cast<std::int64_t>(drained));
+}
+
+void Phase2Repair::serve(DgramEndpoint &ep, double drain_bytes_per_s) {
     if (!pending()) return;
     thread_local std::vector<RepairJob> jobs;
     take(jobs);
@@ -96,14 +101,13 @@ void Phase2Repair::serve(DgramEndpoint &ep) {
     // Answers queue behind what our host still holds, and so does our hole vote, which every
     // peer waits for: behind a slow uplink, peers that missed most of our shard asked for all
     // of it, and the answers held a megabyte (90 ms at 90 Mbit/s) in front of the vote in every
-    // operation of the spell. So they go only while the host's queue is short (what the queue
-    // budget always allows); the rest are dropped, and the requester asks again while its
-    // phase has time. On a fast link the cap is a millisecond of data: at 1% loss the answers
-    // went out as before (13,955 of 14,534 chunks asked in one training run, against 14,020 of
-    // 14,278 without the cap).
+    // operation of the spell. So they go only while the host's queue is short (a few
+    // milliseconds of its drain rate, answer_queue_cap); the rest are dropped, and the requester
+    // asks again while its phase has time.
+    const std::int64_t cap = answer_queue_cap(drain_bytes_per_s);
     std::int64_t queued = ep.queued_bytes();  // -1: the channel cannot tell, no cap
     for (const RepairJob &j : jobs) {
-        if (queued > QueueBudget::kAlwaysQueued) {
+        if (queued > cap) {
             ++held_back;
             continue;
         }

@@ -55,8 +55,18 @@ public:
     // Requests that arrived since the last call, turned into the datagrams that answer them.
     bool pending() const { return pending_.load(std::memory_order_acquire); }
     void take(std::vector<RepairJob> &out);
-    // Sends them (a no-op, one atomic load, when nothing was asked).
-    void serve(DgramEndpoint &ep);
+    // Sends them (a no-op, one atomic load, when nothing was asked) while our host holds at
+    // most answer_queue_cap(drain_bytes_per_s); the rest are dropped and asked for again.
+    void serve(DgramEndpoint &ep, double drain_bytes_per_s = 0);
+    // Answers queue in front of our hole vote, which every peer waits for, so they may fill our
+    // host's queue only up to what it drains in kAnswerQueueSeconds at the rate it drains
+    // (QueueBudget's measurement), and never less than QueueBudget::kAlwaysQueued (the whole cap
+    // when the rate is unknown or slow). At 1 Gbit/s that is 500 KB (about 290 chunks per
+    // request in the 10.5 M-parameter benchmark), where the fixed 128 KB cap answered about 90
+    // and a rank that missed 500 had to ask six times (docs/benchmarks.md §27); behind a link cut
+    // to 90 Mbit/s it stays 128 KB (12 ms of that link).
+    static constexpr double kAnswerQueueSeconds = 0.004;
+    static std::int64_t answer_queue_cap(double drain_bytes_per_s);
 
     // The asking side. `missing` reads the map under the router's lock (the router writes it);
     // `ask` sends one request to each owner without it. A failed request is one more loss,

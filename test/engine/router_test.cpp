@@ -328,7 +328,8 @@ TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
 
 // A peer that missed most of our shard asks for all of it. Behind a slow uplink the answers
 // queued a megabyte in front of our hole vote, which every peer waits for: they go only while
-// our host's queue is short, and all of them where the channel cannot tell its queue.
+// our host's queue holds a few milliseconds of its drain rate (at least
+// QueueBudget::kAlwaysQueued), and all of them where the channel cannot tell its queue.
 TEST_F(Fixture, RepairAnswersGoOnlyWhileTheHostsQueueIsShort) {
     constexpr std::size_t kChunkFloats = 256, kChunks = 400;
     router.repair().publish(kKey, 9, std::vector<float>(kChunks * kChunkFloats, 3.0f), kChunkFloats, 0);
@@ -348,6 +349,24 @@ TEST_F(Fixture, RepairAnswersGoOnlyWhileTheHostsQueueIsShort) {
     ask_all();
     router.repair().serve(unknown);
     EXPECT_EQ(unknown.sent.size(), kChunks);
+
+    // Where our host's queue drains at 1 Gbit/s, a few milliseconds of it may queue: the 400
+    // chunks (425 KB) go in one round, where the fixed cap sent 123 per request.
+    EXPECT_EQ(Phase2Repair::answer_queue_cap(125e6), 500'000);
+    EXPECT_EQ(Phase2Repair::answer_queue_cap(0), QueueBudget::kAlwaysQueued);
+    test::ScriptedEndpoint fast;
+    fast.drain_rate = 1;  // the link behind the script drains nothing while we answer
+    ask_all();
+    router.repair().serve(fast, 125e6);
+    EXPECT_EQ(fast.sent.size(), kChunks);
+
+    // Behind a link cut to 90 Mbit/s the cap stays at what the queue budget always allows.
+    test::ScriptedEndpoint cut;
+    cut.drain_rate = 1;
+    ask_all();
+    router.repair().serve(cut, 11.25e6);
+    EXPECT_GT(cut.sent.size(), 0u);
+    EXPECT_LE(cut.sent.size(), static_cast<std::size_t>(QueueBudget::kAlwaysQueued) / answer_bytes + 1);
 }
 
 }  // namespace
