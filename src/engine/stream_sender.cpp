@@ -105,7 +105,9 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest, std::int6
     const Clock::time_point now = Clock::now();
     runs_.clear();
     run_stream_.clear();
-    for (Stream &s : streams_) {
+    const std::size_t first = first_stream_++;  // rotating: see pump()'s comment
+    for (std::size_t k = 0; k < streams_.size(); ++k) {
+        Stream &s = streams_[(first + k) % streams_.size()];
         if (s.sent >= s.order.size()) continue;
         if (b_.pacer.rate(s.peer) > 0 && s.next_time > now) {
             *earliest = std::min(*earliest, s.next_time);

@@ -52,6 +52,10 @@ public:
     // receiver that is loss like any other, which its deadline and estimators handle. Failing
     // the operation instead would return an error on this rank alone while the others go on
     // without our data anyway. `room`: at most this many bytes go out (QueueBudget::room).
+    // Each round starts with the next stream: a queue that fills part-way through a round
+    // takes its first runs, and rounds that always began with the same stream gave that
+    // receiver most of our uplink on top of the other senders' shares, more than its switch port
+    // drains (a clean network lost 0.3-1.1% of the datagrams; docs/benchmarks.md §27).
     void pump(bool *progressed, Clock::time_point *earliest, std::int64_t room = QueueBudget::kUnlimited);
     // Rounds until every chunk is sent or `limit`, draining the receive side between them. What
     // the host still holds of our sends is kept to what its link drains in time (QueueBudget;
@@ -113,6 +117,7 @@ private:
     std::uint64_t given_up_ = 0;  // since the last finish()
     std::uint64_t handed_ = 0;    // bytes handed to the channel, for the queue budget
     QueueBudget budget_;
+    std::size_t first_stream_ = 0;  // the stream each round starts with, rotating
     bool gave_up_ = false;
     // Scratch of one round.
     std::vector<DgramRun> runs_;

@@ -1,8 +1,9 @@
 // A datagram channel that runs a script instead of a network, for the engine's sending, fault and
 // hole-vote tests: send_runs takes the first `accept` datagrams of each run (a full queue
-// takes fewer) and records every datagram sent; poll hands over `arrivals` datagrams. With
-// `drain_rate` set, a link behind it drains what was sent at that many bytes per second (real
-// time), send_runs takes no more than `capacity` bytes queued, and queued_bytes reports them.
+// takes fewer; `room_per_call` caps a whole call) and records every datagram sent; poll hands
+// over `arrivals` datagrams. With `drain_rate` set, a link behind it drains what was sent at that
+// many bytes per second (real time), send_runs takes no more than `capacity` bytes queued, and
+// queued_bytes reports them.
 #pragma once
 
 #include "transport/dgram_endpoint.hpp"
@@ -31,9 +32,14 @@ public:
     }
     int send_runs(std::span<const DgramRun> runs, std::span<std::size_t> out) override {
         drain_link();
+        std::size_t call_room = room_per_call;
         for (std::size_t r = 0; r < runs.size(); ++r) {
             const DgramRun &run = runs[r];
             out[r] = std::min(run.count, accept);
+            if (room_per_call > 0) {
+                out[r] = std::min(out[r], call_room);
+                call_room -= out[r];
+            }
             if (drain_rate > 0) {
                 const std::size_t bytes = run.header_bytes + run.segment;
                 const double room = static_cast<double>(capacity) - queued_;
@@ -70,6 +76,9 @@ public:
     std::vector<Sent> sent;
     std::size_t accept = 1000;
     std::size_t arrivals = 0;
+    // > 0: each send_runs takes at most this many datagrams in all, in the order of its runs (a
+    // queue that fills part-way through a round, as sendmmsg stops at the first that fails).
+    std::size_t room_per_call = 0;
     double drain_rate = 0;  // bytes/s; 0: no link behind (queued_bytes unknown)
     std::size_t capacity = 0;
 
