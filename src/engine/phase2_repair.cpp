@@ -89,8 +89,7 @@ void Phase2Repair::answer(CommKey key, const Comm &c, const Request &r, std::vec
 }
 
 std::int64_t Phase2Repair::answer_queue_cap(double drain_bytes_per_s) {
-    const double drained = std::max(drain_bytes_per_s, 0.0) * kAnswerQueueSeconds;
-    return std::max(QueueBudget::kAlwaysQueued, static_cast<std::int64_t>(drained));
+    return QueueBudget::drains_within(drain_bytes_per_s, kAnswerQueueWindow);
 }
 
 void Phase2Repair::serve(DgramEndpoint &ep, double drain_bytes_per_s) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "engine/chunk_bitmap.hpp"
+#include "engine/clock.hpp"
 #include "engine/comm_key.hpp"
 #include "transport/dgram_endpoint.hpp"
 #include "transport/wire_header.hpp"
@@ -59,13 +60,14 @@ public:
     // most answer_queue_cap(drain_bytes_per_s); the rest are dropped and asked for again.
     void serve(DgramEndpoint &ep, double drain_bytes_per_s = 0);
     // Answers queue in front of our hole vote, which every peer waits for, so they may fill our
-    // host's queue only up to what it drains in kAnswerQueueSeconds at the rate it drains
-    // (QueueBudget's measurement), and never less than QueueBudget::kAlwaysQueued (the whole cap
-    // when the rate is unknown or slow). At 1 Gbit/s that is 500 KB (about 290 chunks per
-    // request in the 10.5 M-parameter benchmark), where the fixed 128 KB cap answered about 90
-    // and a rank that missed 500 had to ask six times (docs/benchmarks.md §27); behind a link cut
-    // to 90 Mbit/s it stays 128 KB (12 ms of that link).
-    static constexpr double kAnswerQueueSeconds = 0.004;
+    // host's queue only up to what it drains in kAnswerQueueWindow at the rate it drains
+    // (QueueBudget's measurement, and its rule: QueueBudget::drains_within), never less than
+    // QueueBudget::kAlwaysQueued (the whole cap when the rate is unknown or slow). At 1 Gbit/s
+    // that is 500 KB (about 290 chunks per request in the 10.5 M-parameter benchmark), where the
+    // fixed 128 KB cap answered about 90 and a rank that missed 500 had to ask six times
+    // (docs/benchmarks.md §27); behind a link cut to 90 Mbit/s it stays 128 KB (12 ms of that
+    // link).
+    static constexpr Clock::duration kAnswerQueueWindow = std::chrono::milliseconds(4);
     static std::int64_t answer_queue_cap(double drain_bytes_per_s);
 
     // The asking side. `missing` reads the map under the router's lock (the router writes it);

@@ -21,11 +21,14 @@ void QueueBudget::observe(Clock::time_point now, std::uint64_t handed, std::int6
     rate_ = drained / std::chrono::duration<double>(window).count();
 }
 
+std::int64_t QueueBudget::drains_within(double bytes_per_s, Clock::duration window) {
+    const double drains = std::max(bytes_per_s, 0.0) * std::chrono::duration<double>(window).count();
+    return std::max(static_cast<std::int64_t>(drains), kAlwaysQueued);
+}
+
 std::int64_t QueueBudget::room(Clock::time_point now, const QueueDeadline &d) const {
     if (rate_ <= 0 || queued_ < 0) return kUnlimited;
-    const Clock::duration window = std::max(d.until - now, d.grace);
-    const double drains = rate_ * std::chrono::duration<double>(window).count();
-    return std::max<std::int64_t>(0, std::max(static_cast<std::int64_t>(drains), kAlwaysQueued) - queued_);
+    return std::max<std::int64_t>(0, drains_within(rate_, std::max(d.until - now, d.grace)) - queued_);
 }
 
 Clock::duration QueueBudget::hold(std::int64_t bytes, Clock::time_point now, const QueueDeadline &d) const {

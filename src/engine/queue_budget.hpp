@@ -39,6 +39,10 @@ public:
     // back for less costs a sender that was only descheduled (its measured rate then looks
     // slow) its data, and costs a slow link little.
     static constexpr std::int64_t kAlwaysQueued = std::int64_t{128} * 1024;
+    // The longest queue that drains within `window` at `bytes_per_s`, and at least kAlwaysQueued
+    // (all of it when the rate is unknown, 0 or less): room()'s rule, which the repair answers
+    // share (Phase2Repair::answer_queue_cap).
+    static std::int64_t drains_within(double bytes_per_s, Clock::duration window);
 
     // The phase's sending starts: `queued` is what the kernel holds already (-1: the channel
     // cannot tell, and the budget never holds); `prior_rate` the previous phase's rate (0: none).
