@@ -94,7 +94,12 @@
                                  "lost its core for a while, not a slow path); each is also counted by how it closed") \
     U64(hole_votes_late,         "OPTIREDUCE_IDENTICAL_REPLICAS: peers' hole votes that came after this rank had " \
                                  "closed the call without them (each also in hole_votes_missing's call); the " \
-                                 "next calls wait that much longer for a missing vote")
+                                 "next calls wait that much longer for a missing vote") \
+    U64(scatter_repair_chunks_requested, "reduce-scatter repair: chunks of its peers' contributions this rank " \
+                                 "asked them to send again (OPTIREDUCE_SCATTER_REPAIR)") \
+    U64(scatter_repair_chunks_sent, "reduce-scatter repair: chunks this rank sent again when asked") \
+    U64(scatter_repair_chunks_unavailable, "reduce-scatter repair: chunks asked of this rank after it had " \
+                                 "finished their operation (or before it had started it)")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

@@ -175,6 +175,13 @@ constexpr std::array kKnobs{
              "count; less data is dropped, but the ranks' results differ wherever one lost "
              "something, and replicas of a model drift apart",
              &Config::identical_replicas},
+    KnobSpec{"OPTIREDUCE_SCATTER_REPAIR", KnobType::boolean, "1", "0|1", 0, 0, false,
+             "bounded mode: 1 asks a peer to send again the chunks of its reduce-scatter "
+             "contribution that did not arrive although the rest of its stream did (a full socket "
+             "buffer, a queue overflow, a lost datagram), while the phase has time; it answers "
+             "while its operation runs. 0: such chunks are estimated from the other contributions "
+             "(the all-gather is repaired either way)",
+             &Config::scatter_repair},
     KnobSpec{"OPTIREDUCE_MAX_LOSS", KnobType::number, "0.1", "0..1", 0, 1, false,
              "bounded mode: fraction of the entries this rank received in one operation that may "
              "be lost before OPTIREDUCE_ON_EXCESS_LOSS acts; the result is returned either way",

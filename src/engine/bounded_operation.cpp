@@ -109,11 +109,16 @@ void BoundedOperation::open() {
     router_.open_op(b_.key, &rx_);
     // The transform is local work before our phase 1 starts: not time the deadline counts.
     if (layout_.transform) encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
+    // Receivers that miss chunks of our contribution may ask for them again from here on.
+    ScatterSource offered{wire_, std::vector<Range>(static_cast<std::size_t>(comm_.size)), phase_header(0)};
+    for (int p = 0; p < comm_.size; ++p) offered.shards[static_cast<std::size_t>(p)] = layout_.shard(p);
+    router_.offer_scatter(rx_, std::move(offered));
     PhaseClock &clock = clock_[0];
     clock.start = Clock::now();
     clock.deadline_ms[0] = b_.deadlines.deadline_ms(bytes, 1);
     clock.deadline_ms[1] = b_.deadlines.deadline_ms(bytes, 2);
     clock.straggler_ms = b_.stragglers.bound_ms();
+    clock.scatter_repair = b_.scatter_repair;
 }
 
 void BoundedOperation::reduce_scatter(StreamSender &gather) {

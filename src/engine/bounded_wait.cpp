@@ -6,6 +6,7 @@
 #include "engine/dgram_channel.hpp"
 #include "engine/idle_policy.hpp"
 #include "engine/phase2_repair.hpp"
+#include "engine/scatter_repair.hpp"
 #include "engine/stream_sender.hpp"
 
 #include <algorithm>
@@ -81,9 +82,14 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
             break;
         }
         if (d.kind == CloseDecision::Kind::ask_repair) {
-            Phase2Repair::missing(rx_.map[1], asks);  // under the lock: the router writes the map
+            // Under the lock: the router writes the map.
+            if (phase == 0)
+                scatter_missing(rx_.map[0], facts_[0], asks);
+            else
+                Phase2Repair::missing(rx_.map[1], asks);
             lock.unlock();
-            Phase2Repair::ask(ep, b_.peers, b_.key, comm_.rank, seq_, asks, b_.floats_per_datagram * sizeof(float));
+            Phase2Repair::ask(ep, b_.peers, b_.key, comm_.rank, seq_, asks, b_.floats_per_datagram * sizeof(float),
+                              phase == 0 ? wire::Phase::scatter_repair : wire::Phase::repair);
             lock.lock();
             continue;
         }

@@ -50,6 +50,7 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     // Bounded mode runs here over the datagram channel, where data can be lost: auto means on.
     b->hadamard = cfg.hadamard != Hadamard::off;
     b->identical_replicas = cfg.identical_replicas;
+    b->scatter_repair = cfg.scatter_repair;
     b->key = {nonce, st.comm_id};
     // The largest datagram that reaches every member from every member: each rank's limit
     // towards its peers (the path MTU for the kernel channel), the smallest of them all.

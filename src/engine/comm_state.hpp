@@ -63,6 +63,7 @@ public:
         // Accuracy under loss: agreed at setup.
         bool hadamard = false;           // OPTIREDUCE_HADAMARD resolved for this communicator
         bool identical_replicas = true;  // OPTIREDUCE_IDENTICAL_REPLICAS (agreed)
+        bool scatter_repair = true;      // OPTIREDUCE_SCATTER_REPAIR (ours: a rank answers either way)
         std::uint64_t sign_seed = 0;     // rank 0's: the job seed of the random signs
         // OPTIREDUCE_ON_EXCESS_LOSS=exact: operations still to run through the underlying MPI, and
         // how many the next excess asks for (doubles while loss stays high). Set only from

@@ -70,6 +70,10 @@ void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
         if (const char *why = repair_.queue(it->first, h, d.subspan(wire::kHeaderBytes)); *why) reject(why);
         return;
     }
+    if (h.phase == wire::Phase::scatter_repair) {
+        if (const char *why = answer_scatter(it->first, c, h, d.subspan(wire::kHeaderBytes)); *why) reject(why);
+        return;
+    }
     if (h.phase == wire::Phase::hole_vote) {
         if (const char *why = votes_.on_vote(it->first, h, d.subspan(wire::kHeaderBytes), now); *why) reject(why);
         changed_.notify_all();
@@ -92,6 +96,29 @@ void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::
     if (op != c.open.end()) return place(*op->second, h, d.subspan(wire::kHeaderBytes), now);
     if (seq_before(h.seq, c.next_open)) return count_late(c, h, now);
     hold(c, h.seq, d, now);
+}
+
+const char *DgramRouter::answer_scatter(CommKey key, Comm &c, const wire::Header &h,
+                                        std::span<const std::byte> payload) {
+    auto op = c.open.find(h.seq);
+    if (op == c.open.end() || op->second->scatter.wire == nullptr) {
+        // Asked after we closed the operation (or before our transform): nothing to send from.
+        bump(process_stats().scatter_repair_chunks_unavailable, payload.size() / sizeof(std::uint32_t));
+        return "";
+    }
+    const OpReceive &r = *op->second;
+    std::vector<RepairJob> answers;
+    if (const char *why = answer_scatter_request(r.scatter, r.floats_per_datagram, h, payload, c.peers[h.src_rank],
+                                                 repair_.answer_room(key), answers);
+        *why)
+        return why;
+    repair_.queue_answers(key, answers);
+    return "";
+}
+
+void DgramRouter::offer_scatter(OpReceive &op, ScatterSource source) {
+    std::lock_guard lock(mutex_);
+    op.scatter = std::move(source);
 }
 
 void DgramRouter::count_late(Comm &c, const wire::Header &h, Clock::time_point now) {
@@ -242,6 +269,7 @@ void DgramRouter::skip_op(CommKey key, std::uint32_t seq) {
 void DgramRouter::close_op(CommKey key, OpReceive *op) {
     std::lock_guard lock(mutex_);
     op->window[0].open = op->window[1].open = false;
+    op->scatter.wire = nullptr;  // the owner may write it from now on
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
     Comm &c = it->second;

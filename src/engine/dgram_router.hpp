@@ -11,6 +11,7 @@
 #include "engine/comm_key.hpp"
 #include "engine/hole_votes.hpp"
 #include "engine/phase2_repair.hpp"
+#include "engine/scatter_repair.hpp"
 #include "transport/wire_header.hpp"
 
 #include <rdma/fabric.h>
@@ -69,6 +70,9 @@ struct OpReceive {
         std::vector<std::uint8_t> slow;  // per sender: a path far slower than the others (no near misses)
     } window[2];
     std::size_t bytes = 0;  // the operation's size, for the deadline controller
+    // Our own reduce-scatter contribution, offered to receivers that ask for chunks of it again
+    // (set by offer_scatter once it is in the wire layout; read only while the operation is open).
+    ScatterSource scatter;
 
     // Sizes the per-sender state for a communicator of `senders` ranks, all zero.
     void size_for(std::size_t senders) {
@@ -109,6 +113,9 @@ public:
     // entirely. Later datagrams for it are late.
     void open_op(CommKey key, OpReceive *op);
     void close_op(CommKey key, OpReceive *op);
+    // The open operation's reduce-scatter contribution is in the wire layout: from now until it
+    // closes, receivers' requests for chunks of it are answered from `source`.
+    void offer_scatter(OpReceive &op, ScatterSource source);
     // The owner closed one phase (holding `lock`, the router's mutex): from now on its datagrams
     // are late, and those within `near_window` count as near misses, except from the senders
     // flagged in `slow` (paths far slower than the others: typical_paths.hpp).
@@ -162,6 +169,9 @@ private:
         std::array<Closed, 8> closed;
     };
     void count_late(Comm &c, const wire::Header &h, Clock::time_point now);
+    // A request for reduce-scatter chunks again (engine/scatter_repair.hpp): answered if its
+    // operation is open here with its contribution offered. Returns "" or why it was refused.
+    const char *answer_scatter(CommKey key, Comm &c, const wire::Header &h, std::span<const std::byte> payload);
     void dispatch(Comm &c, const wire::Header &h, std::span<const std::byte> d, Clock::time_point now);
     // `arrival`: when the datagram came off the wire (held ones keep theirs).
     void place(OpReceive &op, const wire::Header &h, std::span<const std::byte> payload, Clock::time_point arrival);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace optireduce {
@@ -52,11 +53,33 @@ const char *Phase2Repair::queue(CommKey key, const wire::Header &h, std::span<co
     return "";
 }
 
+void Phase2Repair::queue_answers(CommKey key, std::vector<RepairJob> &answers) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end() || answers.empty()) return;
+    Comm &c = it->second;
+    for (RepairJob &j : answers) {
+        c.answer_bytes += j.payload.size() * sizeof(float);
+        c.answers.push_back(std::move(j));
+    }
+    pending_.store(true, std::memory_order_release);
+}
+
+std::size_t Phase2Repair::answer_room(CommKey key) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return 0;
+    return kQueuedAnswerBytes - std::min(kQueuedAnswerBytes, it->second.answer_bytes);
+}
+
 void Phase2Repair::take(std::vector<RepairJob> &out) {
     out.clear();
     std::lock_guard lock(mutex_);
     pending_.store(false, std::memory_order_relaxed);
     for (auto &[key, c] : comms_) {
+        std::move(c.answers.begin(), c.answers.end(), std::back_inserter(out));
+        c.answers.clear();
+        c.answer_bytes = 0;
         for (const Request &r : c.requests) answer(key, c, r, out);
         c.requests.clear();
     }
@@ -96,7 +119,7 @@ void Phase2Repair::serve(DgramEndpoint &ep, double drain_bytes_per_s) {
     if (!pending()) return;
     thread_local std::vector<RepairJob> jobs;
     take(jobs);
-    std::uint64_t sent = 0, held_back = 0;
+    std::uint64_t sent = 0, scatter_sent = 0, held_back = 0;
     // Answers queue behind what our host still holds, and so does our hole vote, which every
     // peer waits for: behind a slow uplink, peers that missed most of our shard asked for all
     // of it, and the answers held a megabyte (90 ms at 90 Mbit/s) in front of the vote in every
@@ -114,15 +137,17 @@ void Phase2Repair::serve(DgramEndpoint &ep, double drain_bytes_per_s) {
         // already accounts for.
         const auto payload = std::as_bytes(std::span(j.payload));
         if (ep.send(j.dest, j.header, payload) == 0) {
-            ++sent;
+            ++(j.scatter ? scatter_sent : sent);
             if (queued >= 0) queued += static_cast<std::int64_t>(j.header.size() + payload.size());
         }
     }
     if (held_back > 0)
         OPTIREDUCE_LOG(debug, "repair: %llu chunks answered, %llu not (our host's queue is full)",
-                       static_cast<unsigned long long>(sent), static_cast<unsigned long long>(held_back));
+                       static_cast<unsigned long long>(sent + scatter_sent),
+                       static_cast<unsigned long long>(held_back));
     bump(process_stats().repair_chunks_sent, sent);
-    bump(process_stats().datagrams_sent, sent);
+    bump(process_stats().scatter_repair_chunks_sent, scatter_sent);
+    bump(process_stats().datagrams_sent, sent + scatter_sent);
 }
 
 void Phase2Repair::missing(const ChunkBitmap &map, RepairAsks &asks) {
@@ -156,7 +181,9 @@ std::string request(DgramEndpoint &ep, fi_addr_t dest, const wire::Header &base,
         for (int tries = 0; (rc = ep.send(dest, header, payload)) == -FI_EAGAIN && tries < 100; ++tries) {
         }
         if (rc != 0 && rc != -FI_EAGAIN) return "repair request: " + std::string(fi_strerror(-rc));
-        bump(process_stats().repair_chunks_requested, n);
+        bump(base.phase == wire::Phase::scatter_repair ? process_stats().scatter_repair_chunks_requested
+                                                       : process_stats().repair_chunks_requested,
+             n);
     }
     return {};
 }
@@ -164,8 +191,8 @@ std::string request(DgramEndpoint &ep, fi_addr_t dest, const wire::Header &base,
 }  // namespace
 
 void Phase2Repair::ask(DgramEndpoint &ep, std::span<const fi_addr_t> peers, CommKey key, int rank, std::uint32_t seq,
-                       const RepairAsks &asks, std::size_t max_payload_bytes) {
-    const wire::Header base = wire_header_for(key, rank, seq, wire::Phase::repair);
+                       const RepairAsks &asks, std::size_t max_payload_bytes, wire::Phase phase) {
+    const wire::Header base = wire_header_for(key, rank, seq, phase);
     for (const auto &[peer, holes] : asks)
         if (std::string e = request(ep, peers[peer], base, holes, max_payload_bytes); !e.empty())
             OPTIREDUCE_LOG(debug, "op %u: %s", seq, e.c_str());

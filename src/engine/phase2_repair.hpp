@@ -6,6 +6,8 @@
 // ordinary all-gather datagrams (the operation's own while it runs, the progress thread after
 // it returned); the asking side turns a bitmap's holes into requests. Best effort, bounded: at
 // most kQueuedRequestsPerComm queued per communicator, answers only for the latest shard.
+// Reduce-scatter repair (engine/scatter_repair.hpp) makes its answers under the router's lock
+// and queues them here, so that both phases' answers go out through one serve() and one cap.
 #pragma once
 
 #include "engine/chunk_bitmap.hpp"
@@ -28,9 +30,11 @@
 
 namespace optireduce {
 
-// One all-gather datagram to send again, answering a peer's request.
+// One datagram to send again, answering a peer's request: an all-gather one, or a reduce-scatter
+// one (engine/scatter_repair.hpp).
 struct RepairJob {
     fi_addr_t dest = 0;
+    bool scatter = false;
     std::array<std::byte, wire::kHeaderBytes> header{};
     std::vector<float> payload;
 };
@@ -52,6 +56,14 @@ public:
     // A request from `h.src_rank` (its header already checked by the router). Returns "" or why
     // it was refused (the router counts it as invalid).
     const char *queue(CommKey key, const wire::Header &h, std::span<const std::byte> payload);
+    // Answers already made (reduce-scatter repair, under the router's lock while their operation
+    // is open), sent with the others. At most kQueuedAnswerBytes of payload wait per
+    // communicator (answer_room): twice what the host's queue may hold of answers at 1 Gbit/s
+    // (answer_queue_cap), since what does not fit there is dropped anyway, and each answer is a
+    // copy made under the router's lock.
+    void queue_answers(CommKey key, std::vector<RepairJob> &answers);
+    std::size_t answer_room(CommKey key);
+    static constexpr std::size_t kQueuedAnswerBytes = 1u << 20;
 
     // Requests that arrived since the last call, turned into the datagrams that answer them.
     bool pending() const { return pending_.load(std::memory_order_acquire); }
@@ -71,11 +83,12 @@ public:
     static std::int64_t answer_queue_cap(double drain_bytes_per_s);
 
     // The asking side. `missing` reads the map under the router's lock (the router writes it);
-    // `ask` sends one request to each owner without it. A failed request is one more loss,
-    // already counted as such: it is only logged.
+    // `ask` sends one request to each owner without it (`phase`: wire::Phase::repair, or
+    // scatter_repair for the chunks of the senders' reduce-scatter contributions). A failed
+    // request is one more loss, already counted as such: it is only logged.
     static void missing(const ChunkBitmap &all_gather, RepairAsks &asks);
     static void ask(DgramEndpoint &ep, std::span<const fi_addr_t> peers, CommKey key, int rank, std::uint32_t seq,
-                    const RepairAsks &asks, std::size_t max_payload_bytes);
+                    const RepairAsks &asks, std::size_t max_payload_bytes, wire::Phase phase = wire::Phase::repair);
 
 private:
     struct Request {
@@ -91,6 +104,8 @@ private:
         std::uint16_t shard_error = 0;
         std::vector<float> shard;
         std::vector<Request> requests;
+        std::vector<RepairJob> answers;  // made already (queue_answers)
+        std::size_t answer_bytes = 0;    // their payload
     };
     void answer(CommKey key, const Comm &c, const Request &r, std::vector<RepairJob> &out);
 

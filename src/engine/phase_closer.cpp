@@ -101,11 +101,12 @@ CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool com
     // once the link has been quiet a while, waiting longer buys nothing.
     const Clock::time_point quiet_until = after_ms(quiet.last_arrival, quiet.quiet_ms);
     if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
-    if (clock_.phase == 0) return {CloseDecision::Kind::close, Close::early, {}};
-    // All-gather holes make replicas differ: they are asked for, and the answers get a few quiet
-    // times (never past the senders' ends). What is still missing is asked for again every quiet
-    // time (at least kRepairMinMs) meanwhile: on a lossy link a request or an answer is lost as
-    // often as any datagram, and waiting out the whole window for it held every peer's hole vote.
+    if (clock_.phase == 0 && !clock_.scatter_repair) return {CloseDecision::Kind::close, Close::early, {}};
+    // Holes are asked for, and the answers get a few quiet times (never past the senders' ends):
+    // all-gather holes make replicas differ, reduce-scatter holes are noise estimated in their
+    // place. What is still missing is asked for again every quiet time (at least kRepairMinMs)
+    // meanwhile: on a lossy link a request or an answer is lost as often as any datagram, and
+    // waiting out the whole window for it held every peer's hole vote.
     const bool first = repair_end_ == Clock::time_point{};
     if (first)
         repair_end_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));

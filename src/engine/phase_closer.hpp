@@ -6,13 +6,15 @@
 //
 // A phase closes when every expected chunk arrived (complete); when every sender still missing
 // chunks is past its own end (deadline: see sender_end); or early, once every sender's last
-// datagram arrived and the link has been quiet for a while (the rest was lost, not late). In
-// the all-gather, before closing early, the missing chunks are asked for again (phase-2 repair),
-// and the answers get a few quiet times, never past the senders' ends; what is still missing is
-// asked for again every quiet time meanwhile. When some
+// datagram arrived and the link has been quiet for a while (the rest was lost, not late). Before
+// closing early, the missing chunks are asked for again (phase-2 repair; in the reduce-scatter
+// too, with PhaseClock::scatter_repair), and the answers get a few quiet times, never past the
+// senders' ends; what is still missing is asked for again every quiet time meanwhile. When some
 // sender's last datagrams are missing too (lost with the batch they were sent in), the
 // all-gather asks while the link is quiet and again after each doubling wait, until the
-// senders' ends: a lost tail costs the repair's round trip, not the owners' whole end.
+// senders' ends: a lost tail costs the repair's round trip, not the owners' whole end. The
+// reduce-scatter does not: a sender whose tail is missing there is late (a slow path, or a
+// rank still sending), and asking it again would only add to its queue.
 //
 // A sender whose data are still flowing at its end, fast enough that the rest arrives within
 // half a deadline more, is waited for until then (flowing_end): it was late because it lost its
@@ -48,6 +50,7 @@ struct PhaseClock {
     double straggler_ms = 0;             // how long a peer that has not started is waited for
     Clock::time_point rs_all_started{};  // all-gather: the last reduce-scatter start seen here
     bool rs_all_seen = false;            // all-gather: every peer's reduce-scatter start was seen here
+    bool scatter_repair = false;         // the reduce-scatter asks for its holes too (scatter_repair.hpp)
 };
 
 // What the link shows, for the early close.

@@ -2,9 +2,10 @@
 // and the host's egress queue), so that what it queues can still reach the receivers before they
 // stop waiting for it: at most what the link drains in the time left until their end for us
 // (PhaseCloser::queue_deadline; past it, a short queue). On a fast link that is more than the
-// kernel can hold and it never binds; behind a slow one (a link cut to 90 Mbit/s drains a 1 MiB send buffer and a 1000-frame
-// queue in about 200 ms) it keeps the queue from holding data that arrives after the deadline and
-// delays everything after it: this phase's end, the next phase's data and the hole vote.
+// kernel can hold and it never binds; behind a slow one (a link cut to 90 Mbit/s drains a 1 MiB
+// send buffer and a 1000-frame queue in about 200 ms) it keeps the queue from holding data that
+// arrives after the deadline and delays everything after it: this phase's end, the next phase's
+// data and the hole vote.
 //
 // The drain rate is measured, not assumed: what was handed to the kernel since the phase started,
 // less what the kernel still holds, over the time since. Until that is known (the first 2 ms),

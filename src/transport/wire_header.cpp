@@ -110,13 +110,14 @@ Decoded decode(std::span<const std::byte> d) {
     h.version = get<std::uint8_t>(d, kOffVersion);
     if (h.version != kVersion) return {std::nullopt, DecodeError::bad_version};
     const auto phase = get<std::uint8_t>(d, kOffPhase);
-    if (phase < static_cast<std::uint8_t>(Phase::reduce_scatter) || phase > static_cast<std::uint8_t>(Phase::hole_vote))
+    if (phase < static_cast<std::uint8_t>(Phase::reduce_scatter) ||
+        phase > static_cast<std::uint8_t>(Phase::scatter_repair))
         return {std::nullopt, DecodeError::bad_phase};
     h.phase = static_cast<Phase>(phase);
     h.flags = get<std::uint8_t>(d, kOffFlags);
     if ((h.flags & ~kKnownFlags) != 0 || (h.phase != Phase::all_gather && (h.flags & kEarly) != 0) ||
         (h.phase != Phase::reduce_scatter && (h.flags & kWaited) != 0) ||
-        ((h.phase == Phase::repair || h.phase == Phase::hole_vote) && h.flags != 0))
+        ((is_repair_request(h.phase) || h.phase == Phase::hole_vote) && h.flags != 0))
         return {std::nullopt, DecodeError::reserved_set};
     h.loss_hint = get<std::uint8_t>(d, kOffLossHint);
     h.job_nonce = get<std::uint64_t>(d, kOffNonce);
@@ -130,7 +131,7 @@ Decoded decode(std::span<const std::byte> d) {
     if (static_cast<std::size_t>(h.payload_len) != d.size() - kHeaderBytes)
         return {std::nullopt, DecodeError::bad_length};
     // A repair request lists at least one chunk index, whole.
-    if (h.phase == Phase::repair && (h.payload_len == 0 || h.payload_len % sizeof(std::uint32_t) != 0))
+    if (is_repair_request(h.phase) && (h.payload_len == 0 || h.payload_len % sizeof(std::uint32_t) != 0))
         return {std::nullopt, DecodeError::bad_length};
     if (h.phase == Phase::hole_vote && h.payload_len == 0) return {std::nullopt, DecodeError::bad_length};
     // 0x7c00 and above: infinity, NaN or a sign bit, none of which to_half writes; a NaN taken in

@@ -14,15 +14,21 @@ namespace optireduce::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
 // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited; 5: hole vote; 6: bytes 36-39
-// carry the sender's deadline (its expected completion time before)
-inline constexpr std::uint8_t kVersion = 6;
+// carry the sender's deadline (its expected completion time before); 7: scatter repair
+inline constexpr std::uint8_t kVersion = 7;
 inline constexpr std::size_t kHeaderBytes = 40;
 
 // repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:
 // their indices, uint32 little-endian); the owner answers with ordinary all-gather datagrams.
 // hole_vote: after its all-gather, a rank's list of the chunks it is missing and of the peers'
 // votes it has, so that every rank fills the same holes the same way (engine/hole_votes.hpp).
-enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2, repair = 3, hole_vote = 4 };
+// scatter_repair: a receiver's request to a sender for reduce-scatter chunks of its contribution
+// it is missing (payload as for repair); the sender answers with ordinary reduce-scatter
+// datagrams while its operation is open (engine/scatter_repair.hpp).
+enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2, repair = 3, hole_vote = 4, scatter_repair = 5 };
+
+// The requests for chunks sent again: both carry chunk indices and no flags.
+constexpr bool is_repair_request(Phase p) { return p == Phase::repair || p == Phase::scatter_repair; }
 
 enum Flags : std::uint8_t {
     kTail = 1u << 0,  // among the sender's last datagrams of this phase to this receiver

@@ -41,10 +41,12 @@ std::vector<std::byte> datagram(std::uint32_t seq, std::uint32_t src, std::uint3
     return d;
 }
 
-// A phase-2 repair request from `src` for the all-gather chunks `chunks` of operation `seq`.
-std::vector<std::byte> repair_request(std::uint32_t seq, std::uint32_t src, const std::vector<std::uint32_t> &chunks) {
+// A repair request from `src` for the chunks `chunks` of operation `seq`: of the all-gather
+// (phase-2 repair), or of our reduce-scatter stream to `src` (wire::Phase::scatter_repair).
+std::vector<std::byte> repair_request(std::uint32_t seq, std::uint32_t src, const std::vector<std::uint32_t> &chunks,
+                                      wire::Phase phase = wire::Phase::repair) {
     wire::Header h;
-    h.phase = wire::Phase::repair;
+    h.phase = phase;
     h.job_nonce = kNonce;
     h.comm_id = kComm;
     h.seq = seq;
@@ -367,6 +369,92 @@ TEST_F(Fixture, RepairAnswersGoOnlyWhileTheHostsQueueIsShort) {
     router.repair().serve(cut, 11.25e6);
     EXPECT_GT(cut.sent.size(), 0u);
     EXPECT_LE(cut.sent.size(), static_cast<std::size_t>(QueueBudget::kAlwaysQueued) / answer_bytes + 1);
+}
+
+// Reduce-scatter repair, the sender's side: a peer that missed chunks of our contribution to its
+// shard gets them again from our wire vector while our operation is open, each an ordinary
+// reduce-scatter datagram with our phase header; asked before we offered it or after we closed,
+// nothing is sent and the chunks count as unavailable; a chunk beyond the shard refuses the
+// request whole.
+TEST_F(Fixture, ReduceScatterChunksAreSentAgainOnlyWhileTheirOperationIsOpen) {
+    // Our wire vector of 30 floats, shard p at 10p: peer 1's shard holds 10..19 (chunks of 4, 4, 2).
+    std::vector<float> wire_vector(30);
+    for (std::size_t i = 0; i < wire_vector.size(); ++i) wire_vector[i] = static_cast<float>(i);
+    ScatterSource offered{wire_vector.data(), {{0, 10}, {10, 10}, {20, 10}}, {}};
+    offered.header.phase = wire::Phase::reduce_scatter;
+    offered.header.job_nonce = kNonce;
+    offered.header.comm_id = kComm;
+    offered.header.seq = 5;
+    offered.header.flags = wire::kTail | wire::kWaited;
+    offered.header.sender_deadline_us = 1234;
+    const auto unavailable = [] { return process_stats().scatter_repair_chunks_unavailable.load(); };
+
+    const auto before_open = unavailable();
+    feed(repair_request(5, 1, {0, 2}, wire::Phase::scatter_repair));  // not open yet
+    EXPECT_EQ(unavailable(), before_open + 2);
+    router.open_op(kKey, &op);
+    feed(repair_request(5, 1, {0}, wire::Phase::scatter_repair));  // open, nothing offered yet
+    EXPECT_EQ(unavailable(), before_open + 3);
+    router.offer_scatter(op, offered);
+
+    const auto inv = invalid();
+    feed(repair_request(5, 1, {1, 3}, wire::Phase::scatter_repair));  // chunk 3 is beyond the shard
+    EXPECT_EQ(invalid(), inv + 1);
+    feed(repair_request(5, 1, {2, 0}, wire::Phase::scatter_repair));
+    test::ScriptedEndpoint ep;
+    const auto sent_before = process_stats().scatter_repair_chunks_sent.load();
+    router.repair().serve(ep);
+    ASSERT_EQ(ep.sent.size(), 2u) << "the refused request must not be answered in part";
+    EXPECT_EQ(process_stats().scatter_repair_chunks_sent.load(), sent_before + 2);
+    const std::uint32_t want_chunk[2] = {2, 0};
+    const std::size_t want_offset[2] = {18, 10}, want_floats[2] = {2, 4};
+    for (std::size_t i = 0; i < 2; ++i) {
+        const auto &d = ep.sent[i];
+        EXPECT_EQ(d.dest, 1u);
+        const wire::Decoded dec = wire::decode(d.bytes);
+        ASSERT_TRUE(dec.header.has_value()) << wire::to_string(dec.error);
+        const wire::Header &h = *dec.header;
+        EXPECT_EQ(h.phase, wire::Phase::reduce_scatter);
+        EXPECT_EQ(h.seq, 5u);
+        EXPECT_EQ(h.chunk, want_chunk[i]);
+        EXPECT_EQ(h.flags, wire::kWaited) << "an answer is never a tail";
+        EXPECT_EQ(h.sender_deadline_us, 1234u);
+        ASSERT_EQ(h.payload_len, want_floats[i] * sizeof(float));
+        std::vector<float> got(want_floats[i]);
+        std::memcpy(got.data(), d.bytes.data() + wire::kHeaderBytes, h.payload_len);
+        for (std::size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], wire_vector[want_offset[i] + k]);
+    }
+
+    // Closed: the owner may write its wire vector again, and nothing is answered from it.
+    router.close_op(kKey, &op);
+    const auto before_closed = unavailable();
+    feed(repair_request(5, 1, {0}, wire::Phase::scatter_repair));
+    EXPECT_EQ(unavailable(), before_closed + 1);
+    test::ScriptedEndpoint after;
+    router.repair().serve(after);
+    EXPECT_TRUE(after.sent.empty());
+}
+
+// The answers waiting per communicator are bounded in bytes (each is a copy made under the
+// router's lock): a peer asking for far more than that gets the first kQueuedAnswerBytes.
+TEST_F(Fixture, ReduceScatterAnswersWaitingAreBounded) {
+    constexpr std::size_t kChunkFloats = 2048, kChunks = 400;  // 3.3 MB asked
+    std::vector<float> wire_vector(3 * kChunks * kChunkFloats, 1.0f);
+    OpReceive big;
+    big.seq = 5;
+    big.floats_per_datagram = kChunkFloats;
+    big.size_for(3);
+    router.open_op(kKey, &big);
+    const std::size_t shard = kChunks * kChunkFloats;
+    router.offer_scatter(big, {wire_vector.data(), {{0, shard}, {shard, shard}, {2 * shard, shard}}, {}});
+    std::vector<std::uint32_t> all(kChunks);
+    for (std::uint32_t c = 0; c < kChunks; ++c) all[c] = c;
+    feed(repair_request(5, 1, all, wire::Phase::scatter_repair));
+    feed(repair_request(5, 2, all, wire::Phase::scatter_repair));
+    std::vector<RepairJob> jobs;
+    router.repair().take(jobs);
+    EXPECT_EQ(jobs.size(), Phase2Repair::kQueuedAnswerBytes / (kChunkFloats * sizeof(float)));
+    router.close_op(kKey, &big);
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 // bytes as a datagram, a structured datagram (mostly valid header with one field bent: sequence
 // far ahead or behind, foreign nonce or communicator, source out of range, chunk beyond the
 // stream, wrong length, spoofed FI_SOURCE, any flags), opening/closing/skipping operations,
-// the owner closing a phase, publishing a shard and answering repair requests, freeing and
-// re-adding the communicator.
+// the owner closing a phase, publishing a shard and answering repair requests (of both phases:
+// an open operation offers its wire vector to reduce-scatter repair), freeing and re-adding the
+// communicator.
 //
 // Every receive slot is its own exact heap allocation, freed when its operation closes, so
-// AddressSanitizer turns any write past a slot or after close into a crash. Checked after every
+// AddressSanitizer turns any write past a slot or after close into a crash; so is the offered
+// wire vector, so an answer read past it or after close is one too. Checked after every
 // action: no slot is written that the loss map does not record as received, bitmaps never count
 // past what was expected, repair answers never carry more than one datagram's payload. Memory
 // held for operations ahead stays under the router's bound (libFuzzer's -rss_limit_mb and
@@ -47,6 +49,7 @@ struct Rank {
     bool open = false;
     OpReceive op;
     std::vector<std::unique_ptr<float[]>> slots[2];
+    std::unique_ptr<float[]> wire_vector;  // offered to reduce-scatter repair, exactly n floats
 
     std::vector<fi_addr_t> peers() const {
         std::vector<fi_addr_t> p(static_cast<std::size_t>(size));
@@ -89,6 +92,13 @@ struct Rank {
         op.arrivals.assign(own_chunks, 0);
         router.open_op(key, &op);
         open = true;
+        // Our contribution, offered to receivers' reduce-scatter repair requests until we close.
+        wire_vector.reset(new float[n ? n : 1]);
+        std::fill_n(wire_vector.get(), n, 2.0f);
+        ScatterSource offered{wire_vector.get(), std::vector<Range>(N), {}};
+        for (int p = 0; p < size; ++p) offered.shards[static_cast<std::size_t>(p)] = shard_of(n, size, p);
+        offered.header = wire_header_for(key, rank, op.seq, wire::Phase::reduce_scatter);
+        router.offer_scatter(op, std::move(offered));
     }
 
     void close_op(DgramRouter &router) {
@@ -96,6 +106,7 @@ struct Rank {
         router.close_op(key, &op);
         check();
         for (auto &s : slots) s.clear();  // freed: a later write is a use after free
+        wire_vector.reset();              // and a later read of it for an answer too
         open = false;
     }
 
@@ -132,7 +143,7 @@ wire::Header random_header(FuzzedDataProvider &in, const Rank &r) {
     h.seq = base + static_cast<std::uint32_t>(in.ConsumeIntegralInRange<int>(-3, 6));
     h.src_rank = static_cast<std::uint32_t>(in.ConsumeIntegralInRange<int>(0, r.size - 1));
     h.chunk = in.ConsumeIntegralInRange<std::uint32_t>(0, 12);
-    const std::uint8_t phase = in.ConsumeIntegralInRange<std::uint8_t>(1, 4);
+    const std::uint8_t phase = in.ConsumeIntegralInRange<std::uint8_t>(1, 5);
     h.phase = static_cast<wire::Phase>(phase);
     h.flags = in.ConsumeIntegral<std::uint8_t>() & 0x7;
     h.loss_hint = in.ConsumeIntegral<std::uint8_t>();
@@ -161,7 +172,7 @@ void send_structured(FuzzedDataProvider &in, DgramRouter &router, const Rank &r)
         if (h.chunk < segment_count(len, F)) floats = segment_of(len, F, h.chunk).count;
     }
     std::size_t bytes = floats * sizeof(float);
-    if (h.phase == wire::Phase::repair) bytes = sizeof(std::uint32_t) * in.ConsumeIntegralInRange<std::size_t>(1, 8);
+    if (wire::is_repair_request(h.phase)) bytes = sizeof(std::uint32_t) * in.ConsumeIntegralInRange<std::size_t>(1, 8);
     if (in.ConsumeBool()) bytes = in.ConsumeIntegralInRange<std::size_t>(0, 600);
     h.payload_len = static_cast<std::uint16_t>(bytes);
     std::vector<std::byte> d(wire::kHeaderBytes + bytes);
@@ -235,8 +246,9 @@ void run(const std::uint8_t *data, std::size_t size) {
                         d.resize(d.size() + j.payload.size() * sizeof(float));
                         return d;
                     }());
-                    if (!dec.header || dec.header->phase != wire::Phase::all_gather)
-                        fail("a repair answer does not decode as an all-gather datagram");
+                    const wire::Phase want = j.scatter ? wire::Phase::reduce_scatter : wire::Phase::all_gather;
+                    if (!dec.header || dec.header->phase != want)
+                        fail("a repair answer does not decode as a datagram of its phase");
                 }
                 break;
             case 7: (void)router.take_near_misses(r.key); break;

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     const Header &h = *dec.header;
     if (size < kHeaderBytes || h.payload_len != size - kHeaderBytes) fail("accepted a length that does not match");
     if (h.version != kVersion) fail("accepted another version");
-    if (h.phase == Phase::repair && (h.payload_len == 0 || h.payload_len % 4 != 0 || h.flags != 0))
+    if (is_repair_request(h.phase) && (h.payload_len == 0 || h.payload_len % 4 != 0 || h.flags != 0))
         fail("accepted a malformed repair request");
     if (h.phase == Phase::hole_vote && (h.payload_len == 0 || h.flags != 0)) fail("accepted a malformed hole vote");
     if (h.phase != Phase::all_gather && (h.shard_error != 0 || (h.flags & kEarly)))

@@ -49,6 +49,7 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_HADAMARD_BLOCK", "1024"},
     {"OPTIREDUCE_MAX_LOSS", "0.2"},
     {"OPTIREDUCE_IDENTICAL_REPLICAS", "0"},
+    {"OPTIREDUCE_SCATTER_REPAIR", "0"},
     {"OPTIREDUCE_ON_EXCESS_LOSS", "exact"},
     {"OPTIREDUCE_IFACE", "eth0"},
     {"OPTIREDUCE_MTU", "1500"},

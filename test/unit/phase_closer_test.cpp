@@ -201,6 +201,37 @@ TEST(PhaseCloser, ACoTenantBurstLostTheRestOnceEveryTailArrivedAndTheLinkWentQui
     EXPECT_EQ(d.until, at(11));
 }
 
+TEST(PhaseCloser, WithReduceScatterRepairACoTenantBurstsHolesAreAskedForBeforeClosing) {
+    // The same burst with reduce-scatter repair on: once every tail is in and the link is quiet
+    // (6 ms) the holes are asked for instead of closing, again every max(2 ms, 1 quiet time),
+    // until the answers' window ends: min(senders' end 11, 6 + max(2, 4 quiet times)) = 11.
+    PhaseClock clock = rs_clock();
+    clock.scatter_repair = true;
+    PhaseCloser c(clock);
+    std::vector<SenderFacts> f{sender(3, 0), sender(2, 1)};
+    const LinkQuiet quiet{true, at(4), 2};
+    CloseDecision d = c.decide(f, false, quiet, at(6));
+    ASSERT_EQ(d.kind, Kind::ask_repair) << "reduce-scatter holes closed without asking for them";
+    EXPECT_EQ(d.until, at(8));
+    d = c.decide(f, false, quiet, at(7));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(8));
+    d = c.decide(f, false, quiet, at(8));
+    EXPECT_EQ(d.kind, Kind::ask_repair) << "still missing: asked again";
+    EXPECT_EQ(d.until, at(10));
+    // The answers arrived: complete.
+    d = c.decide(f, true, quiet, at(9));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::complete);
+    // A sender whose tail is missing is late, not lost: never asked, only waited for.
+    PhaseCloser c2(clock);
+    for (const double ms : {6.0, 9.0}) {
+        d = c2.decide(f, false, {false, at(4), 2}, at(ms));
+        EXPECT_EQ(d.kind, Kind::wait) << ms;
+        EXPECT_EQ(d.until, at(11)) << ms;
+    }
+}
+
 TEST(PhaseCloser, AllGatherHolesAreAskedForUntilAFewQuietTimesPassed) {
     const PhaseClock clock = ag_clock(20, 2);
     PhaseCloser c(clock);

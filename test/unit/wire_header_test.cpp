@@ -51,7 +51,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(1), 'R');
     EXPECT_EQ(byte(2), 'D');
     EXPECT_EQ(byte(3), 'G');
-    EXPECT_EQ(byte(4), 6u);     // version
+    EXPECT_EQ(byte(4), 7u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
     EXPECT_EQ(byte(7), 0x2au);  // loss hint
@@ -80,7 +80,7 @@ TEST(WireHeader, RejectsEachMalformation) {
     d[4] = std::byte{2};
     expect_error(d, DecodeError::bad_version);
     d = good;
-    d[5] = std::byte{5};
+    d[5] = std::byte{6};
     expect_error(d, DecodeError::bad_phase);
     d = good;
     d[6] = std::byte{0x80};
@@ -124,25 +124,30 @@ TEST(WireHeader, RejectsEachMalformation) {
 }
 
 // Random bytes never crash the parser, and whatever it accepts re-encodes to the same bytes.
-// A repair request: whole uint32 chunk indices, at least one; no flags, no shard error.
+// A repair request (all-gather or reduce-scatter): whole uint32 chunk indices, at least one; no
+// flags, no shard error.
 TEST(WireHeader, RepairRequestsCarryWholeIndicesAndNothingElse) {
-    Header h = sample();
-    h.phase = Phase::repair;
-    h.flags = 0;
-    h.shard_error = 0;
-    h.payload_len = 8;
-    auto d = datagram(h);
-    EXPECT_TRUE(decode(d).header.has_value());
-    for (const std::uint16_t len : {0, 6}) {
-        h.payload_len = len;
-        EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_length) << len;
+    for (const Phase phase : {Phase::repair, Phase::scatter_repair}) {
+        SCOPED_TRACE(static_cast<int>(phase));
+        Header h = sample();
+        h.phase = phase;
+        h.flags = 0;
+        h.shard_error = 0;
+        h.payload_len = 8;
+        auto d = datagram(h);
+        ASSERT_TRUE(decode(d).header.has_value());
+        EXPECT_EQ(decode(d).header->phase, phase);
+        for (const std::uint16_t len : {0, 6}) {
+            h.payload_len = len;
+            EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_length) << len;
+        }
+        h.payload_len = 8;
+        h.flags = kTail;
+        EXPECT_EQ(decode(datagram(h)).error, DecodeError::reserved_set);
+        h.flags = 0;
+        h.shard_error = 0x3c00;
+        EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_shard_error);
     }
-    h.payload_len = 8;
-    h.flags = kTail;
-    EXPECT_EQ(decode(datagram(h)).error, DecodeError::reserved_set);
-    h.flags = 0;
-    h.shard_error = 0x3c00;
-    EXPECT_EQ(decode(datagram(h)).error, DecodeError::bad_shard_error);
 }
 
 // A hole vote: a payload (the vote), no flags, no shard error.
