@@ -179,7 +179,8 @@ class LibraryStats:
 
     # What read() returns, in order (library_totals sums them over the ranks).
     FIELDS = ("engine_calls", "entries_lost", "entries_expected", "entries_lost_ag",
-              "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent")
+              "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent",
+              "scatter_repair_chunks_requested", "scatter_repair_chunks_sent")
 
     def read(self):
         """This process's counters, in FIELDS' order, or None."""
@@ -188,7 +189,9 @@ class LibraryStats:
         s = self.stats
         return (s.engine_calls, s.entries_lost_rs + s.entries_lost_ag,
                 s.entries_expected_rs + s.entries_expected_ag, s.entries_lost_ag,
-                s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent)
+                s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent,
+                # 0 from a library older than reduce-scatter repair (a baseline build)
+                getattr(s, "scatter_repair_chunks_requested", 0), getattr(s, "scatter_repair_chunks_sent", 0))
 
 
 # --- gradient buckets -----------------------------------------------------------------------------

@@ -76,12 +76,16 @@ void Phase2Repair::take(std::vector<RepairJob> &out) {
     out.clear();
     std::lock_guard lock(mutex_);
     pending_.store(false, std::memory_order_relaxed);
+    // The all-gather's answers first: its holes are filled alike on every rank, and every rank's
+    // hole vote waits for them.
+    for (auto &[key, c] : comms_) {
+        for (const Request &r : c.requests) answer(key, c, r, out);
+        c.requests.clear();
+    }
     for (auto &[key, c] : comms_) {
         std::move(c.answers.begin(), c.answers.end(), std::back_inserter(out));
         c.answers.clear();
         c.answer_bytes = 0;
-        for (const Request &r : c.requests) answer(key, c, r, out);
-        c.requests.clear();
     }
 }
 
@@ -115,6 +119,10 @@ std::int64_t Phase2Repair::answer_queue_cap(double drain_bytes_per_s) {
     return QueueBudget::drains_within(drain_bytes_per_s, kAnswerQueueWindow);
 }
 
+std::int64_t Phase2Repair::scatter_answer_queue_cap(double drain_bytes_per_s) {
+    return QueueBudget::drains_within(drain_bytes_per_s, kScatterAnswerQueueWindow);
+}
+
 void Phase2Repair::serve(DgramEndpoint &ep, double drain_bytes_per_s) {
     if (!pending()) return;
     thread_local std::vector<RepairJob> jobs;
@@ -126,10 +134,11 @@ void Phase2Repair::serve(DgramEndpoint &ep, double drain_bytes_per_s) {
     // operation of the spell. So they go only while the host's queue is short (a few
     // milliseconds of its drain rate, answer_queue_cap); the rest are dropped, and the requester
     // asks again while its phase has time.
-    const std::int64_t cap = answer_queue_cap(drain_bytes_per_s);
+    const std::int64_t cap = answer_queue_cap(drain_bytes_per_s),
+                       scatter_cap = scatter_answer_queue_cap(drain_bytes_per_s);
     std::int64_t queued = ep.queued_bytes();  // -1: the channel cannot tell, no cap
     for (const RepairJob &j : jobs) {
-        if (queued > cap) {
+        if (queued > (j.scatter ? scatter_cap : cap)) {
             ++held_back;
             continue;
         }

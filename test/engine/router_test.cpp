@@ -435,6 +435,30 @@ TEST_F(Fixture, ReduceScatterChunksAreSentAgainOnlyWhileTheirOperationIsOpen) {
     EXPECT_TRUE(after.sent.empty());
 }
 
+// Both phases' answers go out through one queue: the all-gather's first (every rank fills its
+// holes and waits for its vote), and the reduce-scatter's under a wider cap of our host's queue,
+// since they are asked for while our own reduce-scatter stream still fills it.
+TEST_F(Fixture, AllGatherAnswersGoFirstAndReduceScatterAnswersUnderAWiderCap) {
+    std::vector<float> wire_vector(30, 1.0f);
+    router.open_op(kKey, &op);
+    router.offer_scatter(op, {wire_vector.data(), {{0, 10}, {10, 10}, {20, 10}}, {}});
+    router.repair().publish(kKey, 5, std::vector<float>(10, 3.0f), kF, 0);
+    feed(repair_request(5, 1, {0, 1}, wire::Phase::scatter_repair));
+    feed(repair_request(5, 2, {2}));
+    std::vector<RepairJob> jobs;
+    router.repair().take(jobs);
+    ASSERT_EQ(jobs.size(), 3u);
+    EXPECT_FALSE(jobs[0].scatter);
+    EXPECT_TRUE(jobs[1].scatter);
+    EXPECT_TRUE(jobs[2].scatter);
+    // At 1 Gbit/s: 20 ms of the link (2.5 MB) against the all-gather's 4 ms; behind a link cut to
+    // 90 Mbit/s, 225 KB against the 128 KiB always allowed.
+    EXPECT_EQ(Phase2Repair::scatter_answer_queue_cap(125e6), 2'500'000);
+    EXPECT_EQ(Phase2Repair::scatter_answer_queue_cap(11.25e6), 225'000);
+    EXPECT_EQ(Phase2Repair::scatter_answer_queue_cap(0), QueueBudget::kAlwaysQueued);
+    router.close_op(kKey, &op);
+}
+
 // The answers waiting per communicator are bounded in bytes (each is a copy made under the
 // router's lock): a peer asking for far more than that gets the first kQueuedAnswerBytes.
 TEST_F(Fixture, ReduceScatterAnswersWaitingAreBounded) {
