@@ -59,7 +59,11 @@ void BoundedOperation::agree_on_holes() {
     DgramEndpoint &ep = *b_.channel->endpoint;
     const std::size_t F = b_.floats_per_datagram;
     injected_vote_delay(b_.faults);
-    votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), F * sizeof(float));
+    // The late votes we saw since the last operation (and the lesson's decay), before our vote
+    // carries it.
+    b_.vote_wait.learn_late(votes.take_late(b_.key));
+    votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), F * sizeof(float),
+               b_.vote_wait.lesson_100us());
     // A peer behind a slow link closes its all-gather up to both phases' deadlines after us (it
     // waits for the last reduce-scatter start, then the owners' streams), and its vote may then
     // queue behind up to one more deadline of its own data (StreamSender's send limit): twice
@@ -69,7 +73,6 @@ void BoundedOperation::agree_on_holes() {
     // costs everyone more time than its holes are worth.
     const double deadline_ms = clock_[1].deadline_ms[1];
     const double base_ms = 2 * (clock_[1].deadline_ms[0] + deadline_ms) + 5;
-    b_.vote_wait.learn_late(votes.take_late(b_.key));
     const double budget_ms = b_.vote_wait.budget_ms(base_ms, b_.stragglers.cap_ms());
     const auto budget = std::chrono::duration<double, std::milli>(budget_ms);
     const auto every = std::chrono::duration<double, std::milli>(std::max(1.0, deadline_ms / 16));
@@ -104,6 +107,7 @@ void BoundedOperation::agree_on_holes() {
     const double past_base_ms = ms_between(start, closed) - base_ms;
     agreed_ = votes.close(b_.key, seq_, closed, std::max(0.0, past_base_ms));
     b_.vote_wait.learn_took(past_base_ms);
+    b_.vote_wait.learn_from_peers(agreed_.peers_lesson_ms);
     if (agreed_.missing > 0) bump(process_stats().hole_votes_missing);
     std::uint64_t union_chunks = 0;
     for (const ChunkRange &r : agreed_.holes) union_chunks += r.count;

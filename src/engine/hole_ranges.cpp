@@ -65,7 +65,7 @@ std::vector<ChunkRange> coarsen_ranges(std::vector<ChunkRange> ranges, std::size
 namespace {
 constexpr std::size_t kRangeBytes = 2 * sizeof(std::uint32_t);
 std::size_t vote_fixed_bytes(std::size_t have_bytes) {
-    return sizeof(std::uint16_t) + 1 + have_bytes + sizeof(std::uint32_t);
+    return sizeof(std::uint16_t) + 1 + sizeof(std::uint16_t) + have_bytes + sizeof(std::uint32_t);
 }
 }  // namespace
 
@@ -84,6 +84,7 @@ std::vector<std::byte> encode_vote(const HoleVote &v, std::size_t max_payload) {
     out.reserve(fixed + holes.size() * kRangeBytes);
     put(out, static_cast<std::uint16_t>(have_bytes));
     put(out, static_cast<std::uint8_t>(v.final ? 1 : 0));
+    put(out, v.lesson_100us);
     for (std::size_t b = 0; b < have_bytes; ++b) {
         unsigned byte = 0;
         for (std::size_t i = 0; i < 8 && 8 * b + i < v.have.size(); ++i) byte |= (v.have[8 * b + i] ? 1u : 0u) << i;
@@ -102,9 +103,10 @@ std::optional<HoleVote> decode_vote(std::span<const std::byte> payload, int rank
     std::uint16_t have_bytes = 0;
     std::uint8_t final = 0;
     if (!get(payload, at, have_bytes) || have_bytes != (static_cast<std::size_t>(ranks) + 7) / 8 ||
-        !get(payload, at, final) || final > 1 || payload.size() - at < have_bytes)
+        !get(payload, at, final) || final > 1)
         return std::nullopt;
     HoleVote v;
+    if (!get(payload, at, v.lesson_100us) || payload.size() - at < have_bytes) return std::nullopt;
     v.final = final == 1;
     v.have.resize(static_cast<std::size_t>(ranks));
     for (std::size_t i = 0; i < v.have.size(); ++i)

@@ -52,7 +52,7 @@ HoleVotes::Round &HoleVotes::start_round(Comm &c, Round &r) {
 }
 
 std::vector<std::byte> HoleVotes::datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r, bool final) {
-    HoleVote v{r.in, r.ours, final};
+    HoleVote v{r.in, r.ours, final, r.lesson_100us};
     v.have[static_cast<std::size_t>(c.rank)] = 1;
     std::vector<std::byte> payload = encode_vote(v, r.max_payload);
     if (payload.empty()) return {};
@@ -101,6 +101,7 @@ const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<con
     const std::uint64_t bound = round.opened ? round.total_chunks : std::numeric_limits<std::uint32_t>::max();
     std::optional<HoleVote> v = decode_vote(payload, c.size, bound);
     if (!v) return "malformed hole vote";
+    round.peers_lesson_100us = std::max(round.peers_lesson_100us, v->lesson_100us);
     if (!round.in[src]) round.votes[src] = std::move(v->holes);
     round.in[src] = 1;
     if (v->needs_from(me)) round.reply_due[src] = 1;
@@ -108,7 +109,7 @@ const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<con
 }
 
 void HoleVotes::open(CommKey key, std::uint32_t seq, std::uint64_t total_chunks, std::vector<ChunkRange> holes,
-                     std::size_t max_payload) {
+                     std::size_t max_payload, std::uint16_t lesson_100us) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
@@ -117,6 +118,7 @@ void HoleVotes::open(CommKey key, std::uint32_t seq, std::uint64_t total_chunks,
     r.opened = true;
     r.total_chunks = total_chunks;
     r.max_payload = max_payload;
+    r.lesson_100us = lesson_100us;
     // What peers get is our holes coarsened to fit one datagram (encode_vote): we fill that same
     // superset, or the replicas differ wherever a gap between our holes was closed.
     r.ours = coarsen_ranges(merge_ranges(std::move(holes)), vote_max_ranges(c.size, max_payload));
@@ -193,6 +195,7 @@ HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq, Clock::time_
         all.insert(all.end(), round.votes[p].begin(), round.votes[p].end());
     }
     out.holes = merge_ranges(std::move(all));
+    out.peers_lesson_ms = round.peers_lesson_100us / 10.0;
     c.closed[seq] = std::move(k);
     if (c.closed.size() > kClosedKept) c.closed.erase(c.closed.begin());
     c.rounds.erase(r);

@@ -14,7 +14,9 @@
 // within the operation's budget is counted (hole_votes_missing) and the union of the votes in is
 // filled; only then may replicas differ. A vote that comes after we closed without it is counted
 // (hole_votes_late) and tells how much longer the budget would have had to be (take_late), which
-// the next operations' budgets learn (engine/vote_wait.hpp).
+// the next operations' budgets learn (engine/vote_wait.hpp); every vote also carries its sender's
+// lesson, and close() returns the largest of this round's (votes that come after it teach only
+// their lateness: their lesson is an operation old).
 #pragma once
 
 #include "engine/clock.hpp"
@@ -49,8 +51,9 @@ public:
                         Clock::time_point arrival);
 
     // The operation's side. open: our holes for operation `seq` of a result of `total_chunks`.
+    // `lesson_100us`: our lesson of late votes (VoteWait::lesson_100us), which our vote carries.
     void open(CommKey key, std::uint32_t seq, std::uint64_t total_chunks, std::vector<ChunkRange> holes,
-              std::size_t max_payload);
+              std::size_t max_payload, std::uint16_t lesson_100us = 0);
     // Sends our vote where it is due (see above); `now` and `every` pace the repeats.
     void send(DgramEndpoint &ep, CommKey key, std::uint32_t seq, Clock::time_point now, Clock::duration every);
     // Every peer's vote is in.
@@ -61,6 +64,7 @@ public:
     struct Outcome {
         std::vector<ChunkRange> holes;  // the union of our holes and every vote in, merged
         int missing = 0;                // peers whose vote did not come
+        double peers_lesson_ms = 0;     // the largest lesson (HoleVote::lesson_100us) their votes carried
     };
     // Ends the operation's exchange at `now`, `past_base_ms` after its budget's base (VoteWait);
     // our vote stays to answer peers still asking.
@@ -78,6 +82,8 @@ private:
         bool opened = false;
         std::uint64_t total_chunks = 0;
         std::size_t max_payload = 0;
+        std::uint16_t lesson_100us = 0;           // our lesson, which our vote carries
+        std::uint16_t peers_lesson_100us = 0;     // the largest lesson the peers' votes in carry
         std::vector<ChunkRange> ours;             // our holes, once open
         std::vector<std::uint8_t> in, reply_due;  // by peer: its vote is in; it asked for ours
         std::vector<std::vector<ChunkRange>> votes;

@@ -16,6 +16,12 @@ void VoteWait::learn_late(double late_past_base_ms) {
     if (late_past_base_ms > 0) lesson_ms_ = std::max(lesson_ms_, kMargin * late_past_base_ms + kSlackMs);
 }
 
+void VoteWait::learn_from_peers(double peers_lesson_ms) { lesson_ms_ = std::max(lesson_ms_, peers_lesson_ms); }
+
+std::uint16_t VoteWait::lesson_100us() const {
+    return static_cast<std::uint16_t>(std::min(std::floor(lesson_ms_ * 10), 65535.0));
+}
+
 void VoteWait::learn_took(double took_past_base_ms) {
     const double sample = std::max(took_past_base_ms, 0.0);
     deviation_ms_ += kDeviationGain * (std::abs(sample - mean_ms_) - deviation_ms_);

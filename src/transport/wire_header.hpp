@@ -14,7 +14,8 @@ namespace optireduce::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
 // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited; 5: hole vote; 6: bytes 36-39
-// carry the sender's deadline (its expected completion time before); 7: scatter repair
+// carry the sender's deadline (its expected completion time before); 7: scatter repair, and the
+// hole vote carries the sender's lesson of late votes
 inline constexpr std::uint8_t kVersion = 7;
 inline constexpr std::size_t kHeaderBytes = 40;
 

@@ -45,6 +45,8 @@ TEST(HoleRanges, VoteRoundTripsAndFitsItsDatagram) {
     }
     const auto full = encode_vote(v, 9000);
     EXPECT_EQ(decode_vote(full, 9, 2000)->holes, v.holes);
+    v.lesson_100us = 0xbeef;  // the sender's lesson travels as is
+    EXPECT_EQ(decode_vote(encode_vote(v, 9000), 9, 2000)->lesson_100us, 0xbeef);
     EXPECT_FALSE(decode_vote(full, 8, 2000));  // another communicator size
     EXPECT_FALSE(decode_vote(full, 9, 1000));  // ranges beyond the result
     auto cut = full;
@@ -205,6 +207,33 @@ TEST(HoleVotes, AVoteThatCameAfterWeClosedTellsHowLateItWas) {
     EXPECT_EQ(process_stats().hole_votes_late.load() - late_before, 1u);
     EXPECT_EQ(ranks.votes[0].take_late(kKey), 0);
     EXPECT_EQ(ranks.votes[2].take_late(kKey), 0);
+}
+
+// Every vote carries its sender's lesson of late votes; close() returns the largest of the votes
+// of that round, so a vote late to one rank is waited for by all. One that comes after we closed
+// teaches its lateness only: its lesson is an operation old, and taking it would give a rank its
+// own decayed lesson back undecayed.
+TEST(HoleVotes, CloseReturnsTheLargestLessonThePeersVotesCarried) {
+    std::mt19937 rng(1);
+    Ranks ranks;
+    const Clock::time_point t0 = Clock::time_point{} + std::chrono::seconds(1);
+    const std::uint16_t lesson[kRanks] = {30, 400, 125};  // 0.1 ms
+    for (int r = 0; r < kRanks; ++r) ranks.votes[r].open(kKey, 6, 100, {}, 1432, lesson[r]);
+    for (int r = 0; r < kRanks; ++r) ranks.votes[r].send(ranks.net, kKey, 6, t0, std::chrono::milliseconds(2));
+    ranks.deliver(rng, 0);
+    EXPECT_DOUBLE_EQ(ranks.votes[0].close(kKey, 6, t0, 0).peers_lesson_ms, 40);
+    EXPECT_DOUBLE_EQ(ranks.votes[1].close(kKey, 6, t0, 0).peers_lesson_ms, 12.5);
+    // Rank 2 closes round 7 without rank 1's vote, which then comes late with a lesson of 90.
+    ranks.votes[2].open(kKey, 7, 100, {}, 1432, 125);
+    ranks.votes[0].open(kKey, 7, 100, {}, 1432, 30);
+    ranks.votes[0].send(ranks.net, kKey, 7, t0, std::chrono::milliseconds(2));
+    ranks.deliver(rng, 0);
+    EXPECT_DOUBLE_EQ(ranks.votes[2].close(kKey, 7, t0, 0).peers_lesson_ms, 3);
+    ranks.votes[1].open(kKey, 7, 100, {}, 1432, 900);
+    ranks.votes[1].send(ranks.net, kKey, 7, t0, std::chrono::milliseconds(2));
+    ranks.deliver(rng, 0);
+    ranks.votes[2].open(kKey, 8, 100, {}, 1432, 125);
+    EXPECT_DOUBLE_EQ(ranks.votes[2].close(kKey, 8, t0, 0).peers_lesson_ms, 0) << "a late vote's lesson was taken";
 }
 
 TEST(HoleVotes, NoVoteWithoutAPeerIsDone) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace optireduce {
 namespace {
 
@@ -55,6 +57,47 @@ TEST(VoteWait, NeverWaitsPastTheCap) {
     EXPECT_DOUBLE_EQ(w.budget_ms(7, 5000), 7 + VoteWait::kMargin * 1000 + VoteWait::kSlackMs);
     EXPECT_DOUBLE_EQ(w.budget_ms(7, 0), 7);
     EXPECT_DOUBLE_EQ(w.budget_ms(7, -1), 7);
+}
+
+// A peer's lesson widens our budget as our own would; what our vote carries is the lesson in
+// 0.1 ms, rounded down and saturated.
+TEST(VoteWait, APeersLessonWidensOurBudgetAndOurVoteCarriesOurs) {
+    VoteWait w;
+    EXPECT_EQ(w.lesson_100us(), 0);
+    w.learn_from_peers(13);
+    EXPECT_DOUBLE_EQ(w.budget_ms(7, 300), 7 + 13);
+    w.learn_from_peers(4);  // a smaller one does not shrink it
+    EXPECT_DOUBLE_EQ(w.extra_ms(), 13);
+    w.learn_late(0);  // decays like our own
+    EXPECT_EQ(w.lesson_100us(), 129);  // 12.935 ms
+    w.learn_from_peers(1e6);
+    EXPECT_EQ(w.lesson_100us(), 65535);
+}
+
+// The order the engine keeps (bounded_holes.cpp): decay at an operation's start, then the vote
+// carries the lesson, then the peers' lessons of that exchange are taken. Passed around four ranks
+// that way, a lesson fades as fast as one rank's alone would: the largest decays every operation.
+TEST(VoteWait, ALessonPassedAroundFadesAsFastAsOne) {
+    constexpr int kRanks = 4, kOps = 1000;
+    VoteWait w[kRanks];
+    w[2].learn_late(40);  // rank 2 saw a vote 40 ms late
+    VoteWait alone;
+    alone.learn_late(40);
+    for (int op = 0; op < kOps; ++op) {
+        std::uint16_t sent[kRanks];
+        for (int r = 0; r < kRanks; ++r) {
+            w[r].learn_late(0);
+            sent[r] = w[r].lesson_100us();
+        }
+        for (int r = 0; r < kRanks; ++r)
+            for (int p = 0; p < kRanks; ++p)
+                if (p != r) w[r].learn_from_peers(sent[p] / 10.0);
+        alone.learn_late(0);
+    }
+    // Passed around, it never fades slower than alone (rounding down only speeds it up), and
+    // after 1000 operations both are under 1% of what they were.
+    for (int r = 0; r < kRanks; ++r) EXPECT_LE(w[r].extra_ms(), alone.extra_ms()) << r;
+    EXPECT_LT(alone.extra_ms(), 0.01 * (VoteWait::kMargin * 40 + VoteWait::kSlackMs));
 }
 
 }  // namespace
