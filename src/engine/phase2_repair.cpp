@@ -104,15 +104,21 @@ void Phase2Repair::answer(CommKey key, const Comm &c, const Request &r, std::vec
             OPTIREDUCE_LOG(debug, "datagram dropped: repair request for a chunk beyond the shard");
             continue;
         }
-        const Range g = segment_of(c.shard.size(), c.floats_per_datagram, chunk);
-        h.chunk = chunk;
-        h.payload_len = static_cast<std::uint16_t>(g.count * sizeof(float));
-        RepairJob &job = out.emplace_back();
-        job.dest = c.peers[r.src];
-        wire::encode(h, job.header);
-        job.payload.assign(c.shard.begin() + static_cast<std::ptrdiff_t>(g.offset),
-                           c.shard.begin() + static_cast<std::ptrdiff_t>(g.offset + g.count));
+        append_answer(out, c.peers[r.src], false, h, c.shard, c.floats_per_datagram, chunk);
     }
+}
+
+void append_answer(std::vector<RepairJob> &out, fi_addr_t dest, bool scatter, wire::Header header,
+                   std::span<const float> stream, std::size_t floats_per_datagram, std::uint32_t chunk) {
+    const Range g = segment_of(stream.size(), floats_per_datagram, chunk);
+    header.chunk = chunk;
+    header.payload_len = static_cast<std::uint16_t>(g.count * sizeof(float));
+    RepairJob &job = out.emplace_back();
+    job.dest = dest;
+    job.scatter = scatter;
+    wire::encode(header, job.header);
+    const std::span<const float> floats = stream.subspan(g.offset, g.count);
+    job.payload.assign(floats.begin(), floats.end());
 }
 
 std::int64_t Phase2Repair::answer_queue_cap(double drain_bytes_per_s) {
@@ -159,10 +165,10 @@ void Phase2Repair::serve(DgramEndpoint &ep, double drain_bytes_per_s) {
     bump(process_stats().datagrams_sent, sent + scatter_sent);
 }
 
-void Phase2Repair::missing(const ChunkBitmap &map, RepairAsks &asks) {
+void Phase2Repair::missing(const ChunkBitmap &map, RepairAsks &asks, const std::function<bool(std::size_t)> &asked) {
     asks.clear();
     for (std::size_t i = 0; i < map.size(); ++i) {
-        if (map.received(i) == map.chunks(i)) continue;
+        if (map.received(i) == map.chunks(i) || (asked && !asked(i))) continue;
         std::vector<std::uint32_t> &holes = asks.emplace_back(i, std::vector<std::uint32_t>{}).second;
         for (std::uint32_t c = 0; c < map.chunks(i); ++c)
             if (!map.test(i, c)) holes.push_back(c);

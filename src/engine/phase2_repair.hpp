@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <span>
@@ -41,6 +42,13 @@ struct RepairJob {
 
 // The asking side, for one operation: the all-gather chunks missing from each owner.
 using RepairAsks = std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>>;
+
+// Appends the answer to a request for chunk `chunk` of `stream` (a stream of datagrams of
+// `floats_per_datagram` floats; the chunk is within it) to `dest`: `header` (the phase's common
+// one) with the chunk's index and length, and a copy of its floats. Both phases' answers are
+// made here (engine/scatter_repair.hpp for the reduce-scatter's).
+void append_answer(std::vector<RepairJob> &out, fi_addr_t dest, bool scatter, wire::Header header,
+                   std::span<const float> stream, std::size_t floats_per_datagram, std::uint32_t chunk);
 
 class Phase2Repair {
 public:
@@ -94,7 +102,10 @@ public:
     // `ask` sends one request to each owner without it (`phase`: wire::Phase::repair, or
     // scatter_repair for the chunks of the senders' reduce-scatter contributions). A failed
     // request is one more loss, already counted as such: it is only logged.
-    static void missing(const ChunkBitmap &all_gather, RepairAsks &asks);
+    // `asked(s)`, when given, says whether sender s is asked at all (the reduce-scatter's asks only
+    // the senders that have started).
+    static void missing(const ChunkBitmap &all_gather, RepairAsks &asks,
+                        const std::function<bool(std::size_t)> &asked = nullptr);
     static void ask(DgramEndpoint &ep, std::span<const fi_addr_t> peers, CommKey key, int rank, std::uint32_t seq,
                     const RepairAsks &asks, std::size_t max_payload_bytes, wire::Phase phase = wire::Phase::repair);
 

@@ -18,30 +18,20 @@ const char *answer_scatter_request(const ScatterSource &source, std::size_t floa
         if (chunk >= chunks) return "reduce-scatter repair request for a chunk beyond the shard";
     wire::Header a = source.header;
     a.flags &= static_cast<std::uint8_t>(~wire::kTail);
+    const std::span<const float> stream(source.wire + shard.offset, shard.count);
     for (const std::uint32_t chunk : asked_chunks) {
-        const Range g = segment_of(shard.count, floats_per_datagram, chunk);
-        if (g.count * sizeof(float) > room) break;
-        room -= g.count * sizeof(float);
-        a.chunk = chunk;
-        a.payload_len = static_cast<std::uint16_t>(g.count * sizeof(float));
-        RepairJob &job = out.emplace_back();
-        job.dest = dest;
-        job.scatter = true;
-        wire::encode(a, job.header);
-        const float *from = source.wire + shard.offset + g.offset;
-        job.payload.assign(from, from + g.count);
+        const std::size_t bytes = segment_of(shard.count, floats_per_datagram, chunk).count * sizeof(float);
+        if (bytes > room) break;
+        room -= bytes;
+        append_answer(out, dest, true, a, stream, floats_per_datagram, chunk);
     }
     return "";
 }
 
 void scatter_missing(const ChunkBitmap &map, std::span<const SenderFacts> senders, RepairAsks &asks) {
-    asks.clear();
-    for (std::size_t s = 0; s < map.size() && s < senders.size(); ++s) {
-        if (map.received(s) == map.chunks(s) || senders[s].started == Clock::time_point{}) continue;
-        std::vector<std::uint32_t> &holes = asks.emplace_back(s, std::vector<std::uint32_t>{}).second;
-        for (std::uint32_t c = 0; c < map.chunks(s); ++c)
-            if (!map.test(s, c)) holes.push_back(c);
-    }
+    Phase2Repair::missing(map, asks, [senders](std::size_t s) {
+        return s < senders.size() && senders[s].started != Clock::time_point{};
+    });
 }
 
 }  // namespace optireduce
