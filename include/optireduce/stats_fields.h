@@ -99,7 +99,10 @@
                                  "asked them to send again (OPTIREDUCE_SCATTER_REPAIR)") \
     U64(scatter_repair_chunks_sent, "reduce-scatter repair: chunks this rank sent again when asked") \
     U64(scatter_repair_chunks_unavailable, "reduce-scatter repair: chunks asked of this rank after it had " \
-                                 "finished their operation (or before it had started it)")
+                                 "finished their operation (or before it had started it)") \
+    U64(phases_cut_slow_path,    "bounded phases closed before a sender's end because its data, at the rate " \
+                                 "they came, could not arrive by then (a slow path); each is also counted as " \
+                                 "closed at the deadline")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

@@ -11,7 +11,7 @@
 
 namespace optireduce {
 
-void OpFeedback::count_phase(const PhaseClock &clock, Close how, bool waited_flowing, double phase_ms,
+void OpFeedback::count_phase(const PhaseClock &clock, Close how, const PhaseCloser &closer, double phase_ms,
                              double last_arrival_ms, OpReport &report) {
     ProcessStats &ps = process_stats();
     const int phase = clock.phase;
@@ -43,7 +43,8 @@ void OpFeedback::count_phase(const PhaseClock &clock, Close how, bool waited_flo
     bump(how == Close::complete ? ps.phases_complete
          : how == Close::early  ? ps.phases_early_close
                                 : ps.phases_deadline);
-    if (waited_flowing) bump(ps.phases_waited_flowing);
+    if (closer.waited_for_flowing()) bump(ps.phases_waited_flowing);
+    if (closer.cut_slow_path()) bump(ps.phases_cut_slow_path);
     OPTIREDUCE_LOG(debug,
                    "op %u phase %d: %s after %.3f ms (deadline %.3f ms per sender, straggler bound %.3f ms), last "
                    "arrival %.3f ms, %llu/%llu chunks%s",
@@ -54,13 +55,15 @@ void OpFeedback::count_phase(const PhaseClock &clock, Close how, bool waited_flo
                    phase_ms, clock.deadline_ms[phase], clock.straggler_ms, last_arrival_ms,
                    static_cast<unsigned long long>(map.received_total()),
                    static_cast<unsigned long long>(map.expected()),
-                   waited_flowing ? ", waited past a sender's end while its data still flowed" : "");
+                   closer.waited_for_flowing() ? ", waited past a sender's end while its data still flowed"
+                   : closer.cut_slow_path()    ? ", cut a slow path before its end"
+                                               : "");
 }
 
 void OpFeedback::phase_closed(const PhaseClock &clock, Close how, const PhaseCloser &closer,
                               std::span<const SenderFacts> facts, const TypicalPaths &typical, double phase_ms,
                               double last_arrival_ms, OpReport &report) {
-    count_phase(clock, how, closer.waited_for_flowing(), phase_ms, last_arrival_ms, report);
+    count_phase(clock, how, closer, phase_ms, last_arrival_ms, report);
     const int phase = clock.phase;
     const ChunkBitmap &map = rx_.map[phase];
     // The deadline learns how long each sender's data took from its own start (a late starter's

@@ -35,8 +35,8 @@ public:
 private:
     // Debug log: what the deadline learnt from a phase (why a deadline moved).
     void log_learnt(int phase, const PhaseOutcome &o) const;
-    void count_phase(const PhaseClock &clock, Close how, bool waited_flowing, double phase_ms, double last_arrival_ms,
-                     OpReport &report);
+    void count_phase(const PhaseClock &clock, Close how, const PhaseCloser &closer, double phase_ms,
+                     double last_arrival_ms, OpReport &report);
 
     CommState::Bounded &b_;
     const OpReceive &rx_;

@@ -74,27 +74,72 @@ Clock::time_point PhaseCloser::send_limit() const {
 }
 
 QueueDeadline PhaseCloser::queue_deadline() const {
-    return {receivers_end(), std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(
-                                 clock_.deadline_ms[clock_.phase] * kQueueGraceDeadlines))};
+    const double deadline_ms = clock_.deadline_ms[clock_.phase];
+    const Clock::time_point end = receivers_end();
+    // The receivers' hopeless rule seen from here: a stream that cannot arrive by their end plus
+    // the longest flowing wait is cut from judged_from(our start) on.
+    return {end,
+            std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double, std::milli>(deadline_ms * kQueueGraceDeadlines)),
+            after_ms(end, kFlowingExtraDeadlines * deadline_ms), judged_from(clock_.start)};
 }
 
 namespace {
 CloseDecision wait_until(Clock::time_point t) { return {CloseDecision::Kind::wait, Close::complete, t}; }
 }  // namespace
 
+Clock::time_point PhaseCloser::judged_from(Clock::time_point started) const {
+    return after_ms(started, std::max(kHopelessAfterDeadlines * clock_.deadline_ms[clock_.phase], kHopelessMinMs));
+}
+
+bool PhaseCloser::hopeless(const SenderFacts &s, Clock::time_point end, Clock::time_point now,
+                           Clock::time_point &judge_at) const {
+    if (!s.missing() || s.chunks < kFlowingMinChunks || s.received == 0 || s.started == Clock::time_point{})
+        return false;
+    const double deadline_ms = clock_.deadline_ms[clock_.phase];
+    const Clock::time_point judged = judged_from(s.started);
+    if (now < judged) {
+        judge_at = std::min(judge_at, judged);
+        return false;
+    }
+    const double ms_per_chunk = ms_between(s.started, now) / static_cast<double>(s.received);
+    const Clock::time_point done = after_ms(now, ms_per_chunk * static_cast<double>(s.chunks - s.received));
+    return done > after_ms(end, kFlowingExtraDeadlines * deadline_ms);
+}
+
+Clock::time_point PhaseCloser::close_time(std::span<const SenderFacts> senders, Clock::time_point now, double gap_ms,
+                                          Clock::time_point &judge_at) {
+    // Each sender still missing chunks is waited for until its own end (its clock starts when it
+    // does): the phase closes when every one of them is past it, or hopeless before it.
+    Clock::time_point close_at = clock_.start;
+    bool cut = false;
+    for (const SenderFacts &s : senders) {
+        if (!s.missing()) continue;
+        const Clock::time_point end = sender_end(s), flowing = flowing_end(s, end, now, gap_ms);
+        if (now >= end && flowing > now) waited_flowing_ = true;
+        if (now < end && hopeless(s, end, now, judge_at)) {
+            cut = true;
+            continue;
+        }
+        close_at = std::max({close_at, end, flowing});
+    }
+    if (now >= close_at) cut_slow_ = cut;
+    return close_at;
+}
+
 CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool complete, const LinkQuiet &quiet,
                                   Clock::time_point now) {
     if (complete) return {CloseDecision::Kind::close, Close::complete, {}};
-    // Each sender still missing chunks is waited for until its own end (its clock starts when it
-    // does): the phase closes when every one of them is past it.
-    Clock::time_point close_at = clock_.start;
-    for (const SenderFacts &s : senders) {
-        if (!s.missing()) continue;
-        const Clock::time_point end = sender_end(s), flowing = flowing_end(s, end, now, quiet.quiet_ms);
-        if (now >= end && flowing > now) waited_flowing_ = true;
-        close_at = std::max({close_at, end, flowing});
-    }
+    Clock::time_point judge_at = Clock::time_point::max();
+    const Clock::time_point close_at = close_time(senders, now, quiet.quiet_ms, judge_at);
     if (now >= close_at) return {CloseDecision::Kind::close, Close::deadline, {}};
+    CloseDecision d = before_close(now, close_at, quiet);
+    // A stream too young to judge is looked at again once it is not (its data may stop coming).
+    if (d.kind == CloseDecision::Kind::wait) d.until = std::min(d.until, judge_at);
+    return d;
+}
+
+CloseDecision PhaseCloser::before_close(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet) {
     if (quiet.last_arrival == Clock::time_point{}) return wait_until(close_at);  // nothing came: no silence to read
     if (!quiet.all_tails) return without_every_tail(now, close_at, quiet);
     // Every sender's last datagrams are here, so the rest of what is missing was lost, not late:

@@ -19,6 +19,11 @@
 // A sender whose data are still flowing at its end, fast enough that the rest arrives within
 // half a deadline more, is waited for until then (flowing_end): it was late because it lost its
 // core for a while, not because its path is slow, and cutting it costs the data, not time saved.
+// The converse is decided before the end (hopeless): a sender whose rest, at the rate it has
+// come at, would not arrive even by then is not waited for at all once half its deadline has
+// shown that rate. Waiting out its end bought a tenth of its stream and cost every rank the rest
+// of the deadline: one host at a tenth of the line rate held each phase of every peer at its
+// deadline, 1.4-1.8x the phase's span, while its data were lost either way.
 #pragma once
 
 #include "engine/clock.hpp"
@@ -97,6 +102,21 @@ public:
     static constexpr double kFlowingExtraDeadlines = 0.5;
     // A rate needs a few datagrams to mean anything.
     static constexpr std::uint32_t kFlowingMinChunks = 8;
+    // Whether sender s (`end`: its sender_end, not reached yet) is a slow path not worth its
+    // end: a stream of kFlowingMinChunks or more, started at least kHopelessAfterDeadlines of the
+    // phase's deadline ago, whose rest at the rate it has come at since its start (silence
+    // included) would arrive only after the longest flowing_end could wait. While it is too
+    // early to say, `judge_at` is lowered to when it will not be.
+    bool hopeless(const SenderFacts &s, Clock::time_point end, Clock::time_point now,
+                  Clock::time_point &judge_at) const;
+    // Half a deadline, and never before kHopelessMinMs: a stream's rate over that includes any
+    // stall a shared core causes (tens of milliseconds), so a sender that lost its core for a
+    // while is not taken for a slow path. (Judged after half a deadline of a few milliseconds,
+    // three ranks on two cores cut descheduled senders and lost 1.7-2% more than the network
+    // dropped.) Below twice the floor no stream is judged at all: its end comes first.
+    static constexpr double kHopelessAfterDeadlines = 0.5, kHopelessMinMs = 50;
+    // When a stream that started at `started` may be judged (hopeless).
+    Clock::time_point judged_from(Clock::time_point started) const;
     // The same rule seen from the sending side: when our receivers stop waiting for our data in
     // this phase (their sender_end for us, with our start as their clock's), plus
     // kSendSlackDeadlines of the phase's deadline. Data not sent by then would only arrive late,
@@ -120,11 +140,19 @@ public:
     bool written_off(const SenderFacts &s, Close how) const;
     // Whether a decision waited past some sender's end because its data were still flowing.
     bool waited_for_flowing() const { return waited_flowing_; }
+    // Whether the phase closed before some sender's end because its path was hopeless.
+    bool cut_slow_path() const { return cut_slow_; }
 
 private:
     // Our receivers' end for us in this phase: their sender_end for a sender that started when we
     // did (send_limit and queue_deadline build on it).
     Clock::time_point receivers_end() const;
+    // When the phase may close as far as the senders still missing chunks are concerned: the
+    // latest of their ends (or flowing ends), leaving out the hopeless ones (cut_slow_ when any).
+    Clock::time_point close_time(std::span<const SenderFacts> senders, Clock::time_point now, double gap_ms,
+                                 Clock::time_point &judge_at);
+    // Before close_at: wait for the rest, close early or ask for repair (the link's silence).
+    CloseDecision before_close(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
     CloseDecision without_every_tail(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
     // Asks for the missing chunks (again), their answers awaited until `answers_until`.
     CloseDecision ask_repair(Clock::time_point answers_until);
@@ -134,6 +162,7 @@ private:
     Clock::time_point repair_until_{};  // the current wait for answers ends (then ask again)
     Clock::time_point repair_end_{};    // every tail in: the answers' whole window ends (then close)
     bool waited_flowing_ = false;
+    bool cut_slow_ = false;
 };
 
 }  // namespace optireduce

@@ -26,13 +26,21 @@ std::int64_t QueueBudget::drains_within(double bytes_per_s, Clock::duration wind
     return std::max(static_cast<std::int64_t>(drains), kAlwaysQueued);
 }
 
-std::int64_t QueueBudget::room(Clock::time_point now, const QueueDeadline &d) const {
-    if (rate_ <= 0 || queued_ < 0) return kUnlimited;
-    return std::max<std::int64_t>(0, drains_within(rate_, std::max(d.until - now, d.grace)) - queued_);
+bool QueueBudget::slow_path(Clock::time_point now, const QueueDeadline &d, std::int64_t unsent) const {
+    if (rate_ <= 0 || queued_ <= kAlwaysQueued || d.finish_by == Clock::time_point::max()) return false;
+    const double drain_s = static_cast<double>(queued_ + std::max<std::int64_t>(unsent, 0)) / rate_;
+    return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(drain_s)) > d.finish_by;
 }
 
-Clock::duration QueueBudget::hold(std::int64_t bytes, Clock::time_point now, const QueueDeadline &d) const {
-    if (room(now, d) >= bytes) return Clock::duration::zero();
+std::int64_t QueueBudget::room(Clock::time_point now, const QueueDeadline &d, std::int64_t unsent) const {
+    if (rate_ <= 0 || queued_ < 0) return kUnlimited;
+    const Clock::time_point until = slow_path(now, d, unsent) ? std::min(d.until, d.cut_from) : d.until;
+    return std::max<std::int64_t>(0, drains_within(rate_, std::max(until - now, d.grace)) - queued_);
+}
+
+Clock::duration QueueBudget::hold(std::int64_t bytes, Clock::time_point now, const QueueDeadline &d,
+                                  std::int64_t unsent) const {
+    if (room(now, d, unsent) >= bytes) return Clock::duration::zero();
     // Waiting makes no room at an unchanged rate (the queue and the time left shrink alike): it
     // only lets a changed rate show, or the caller see its receivers close, so it is short.
     return kMaxHold;

@@ -27,6 +27,13 @@ namespace optireduce {
 struct QueueDeadline {
     Clock::time_point until;
     Clock::duration grace{};
+    // A sender whose unsent data and queue cannot drain by `finish_by` at the rate its queue
+    // drains is the slow path its receivers stop waiting for from `cut_from` on
+    // (PhaseCloser::hopeless): then only what drains by `cut_from` is worth queueing. Behind a
+    // link cut to 90 Mbit/s the queue still held 1 MB when the receivers had cut the stream, and
+    // the sender's hole vote, queued behind it, kept every peer waiting 90-100 ms more.
+    Clock::time_point finish_by = Clock::time_point::max();
+    Clock::time_point cut_from = Clock::time_point::max();
 };
 
 class QueueBudget {
@@ -51,14 +58,20 @@ public:
     // After a round: `handed` bytes given to the kernel since start(), `queued` still held.
     void observe(Clock::time_point now, std::uint64_t handed, std::int64_t queued);
     static constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max();
-    // Bytes that may be handed to the kernel now: what the link drains until `d.until` (at least
-    // in `d.grace`, at least kAlwaysQueued), less what the kernel holds (kUnlimited: no rate or
-    // queue known).
-    std::int64_t room(Clock::time_point now, const QueueDeadline &d) const;
+    // Bytes that may be handed to the kernel now: what the link drains until `d.until` (until
+    // `d.cut_from` when slow_path(), at least in `d.grace`, at least kAlwaysQueued), less what the
+    // kernel holds (kUnlimited: no rate or queue known). `unsent`: bytes of the phase still to be
+    // handed over.
+    std::int64_t room(Clock::time_point now, const QueueDeadline &d, std::int64_t unsent = 0) const;
     // Zero when there is room for `bytes`; else how long to hold back before asking again:
     // kMaxHold. Before `d.until` no room comes at an unchanged rate (what is queued and the time
     // left shrink alike); the rate may change (a cut ends), and past it the queue drains.
-    Clock::duration hold(std::int64_t bytes, Clock::time_point now, const QueueDeadline &d) const;
+    Clock::duration hold(std::int64_t bytes, Clock::time_point now, const QueueDeadline &d,
+                         std::int64_t unsent = 0) const;
+    // Whether what is queued and `unsent` drain only after `d.finish_by`, with the queue longer
+    // than kAlwaysQueued: the link sets the pace, not this rank's core (a sender starved of its
+    // core hands over little, and its queue's rate looks slow while the queue is empty).
+    bool slow_path(Clock::time_point now, const QueueDeadline &d, std::int64_t unsent) const;
     // Bytes per second the host's queue drains at: the prior until measured; 0 if neither.
     double rate() const { return rate_; }
 

@@ -68,6 +68,13 @@ bool StreamSender::has_ready() const {
     return std::any_of(streams_.begin(), streams_.end(), [](const Stream &s) { return s.sent < s.order.size(); });
 }
 
+std::int64_t StreamSender::unsent_bytes() const {
+    std::uint64_t chunks = 0;
+    for (const Stream &s : streams_)
+        if (!s.stopped) chunks += s.chunks - s.sent;
+    return static_cast<std::int64_t>(chunks * datagram_bytes_);
+}
+
 std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run, std::size_t max_count) {
     const std::uint32_t first = s.order[s.sent];
     const std::size_t most = std::min(burst_, max_count);

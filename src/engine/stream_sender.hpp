@@ -71,6 +71,8 @@ public:
     void stop(int peer);
 
     bool has_ready() const;  // ready chunks not sent yet
+    // Bytes on the wire of the chunks not sent yet, ready or not, to receivers still waiting.
+    std::int64_t unsent_bytes() const;
     // Ends the phase: each stream's sending time is accounted (the time it had ready chunks
     // not sent yet: an all-gather stream waiting for chunks to be reduced is not slow), and the
     // ready chunks still unsent are given up (datagrams_given_up): send_all stopped at the
@@ -134,7 +136,8 @@ void StreamSender::send_all(Clock::time_point limit, const QueueDeadline &queue,
         // arrive late, behind it the next operation's data too (finish() gives it up).
         const Clock::time_point now = Clock::now();
         if (now >= limit || !has_ready()) break;
-        if (const Clock::duration hold = budget_.hold(static_cast<std::int64_t>(datagram_bytes_), now, queue);
+        const std::int64_t unsent = unsent_bytes();
+        if (const Clock::duration hold = budget_.hold(static_cast<std::int64_t>(datagram_bytes_), now, queue, unsent);
             hold > Clock::duration::zero()) {
             drain();
             std::this_thread::sleep_for(std::min(hold, limit - now));
@@ -143,7 +146,7 @@ void StreamSender::send_all(Clock::time_point limit, const QueueDeadline &queue,
         }
         bool progressed = false;
         Clock::time_point earliest = Clock::time_point::max();
-        pump(&progressed, &earliest, budget_.room(now, queue));
+        pump(&progressed, &earliest, budget_.room(now, queue, unsent));
         budget_.observe(Clock::now(), handed_ - handed_before, ep_.queued_bytes());
         drain();  // what peers sent meanwhile, before the socket buffer overflows
         if (!progressed) {

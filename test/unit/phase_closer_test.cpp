@@ -135,6 +135,99 @@ TEST(PhaseCloser, ASlowPathIsNotWaitedForPastItsEnd) {
     EXPECT_EQ(c.decide(f, false, {false, at(9.9), 10}, at(10)).until, at(15));
 }
 
+// The phases of a large message: a 200 ms deadline each (a slow path is judged from half of it).
+PhaseClock long_clock(int phase = 0, double start_ms = 0) {
+    PhaseClock c = rs_clock();
+    c.deadline_ms[0] = c.deadline_ms[1] = 200;
+    c.phase = phase;
+    c.start = at(start_ms);
+    c.rs_all_started = T0;
+    c.rs_all_seen = phase == 1;
+    return c;
+}
+
+TEST(PhaseCloser, ASlowLinkDoesNotSetEveryonesPace) {
+    // Two senders complete by 140 ms; the third, behind a slow link, started at 0 and has sent
+    // 14 of 100 chunks by then: at that rate the rest needs 860 ms more, far past its end (200
+    // ms) plus the longest flowing wait (100 ms). Waiting until 200 ms would buy about six more
+    // chunks of a stream lost either way, and cost every rank the rest of the deadline: the
+    // phase closes as soon as the others are in, not at the slow path's end.
+    PhaseCloser c(long_clock());
+    std::vector<SenderFacts> f{stream(40, 0, 80), stream(100, 0, 120), stream(10, 0, 98)};
+    CloseDecision d = c.decide(f, false, {false, at(98), 20}, at(80));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(100)) << "judged again once half its deadline has shown its rate";
+    f[0] = stream(100, 0, 140);
+    f[2] = stream(14, 0, 138);
+    d = c.decide(f, false, {false, at(140), 20}, at(140));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+    EXPECT_TRUE(c.cut_slow_path());
+    EXPECT_FALSE(c.written_off(f[2], d.how)) << "a slow path that started is not a straggler";
+}
+
+TEST(PhaseCloser, AReceiverBehindASlowLinkCutsEveryStreamAtHalfItsDeadline) {
+    // This rank's own downlink is slow: every sender's stream comes at a twentieth of the rate it
+    // needs, and the senders stopped sending (their queues hold only what arrives in time), so
+    // nothing more comes. It closes once the last of them has run half a deadline (108 ms), not
+    // at their ends, and its hole vote and all-gather do not keep every peer waiting for the
+    // rest of a deadline.
+    PhaseCloser c(long_clock());
+    std::vector<SenderFacts> f{stream(5, 0, 60), stream(5, 4, 60), stream(4, 8, 60)};
+    CloseDecision d = c.decide(f, false, {false, at(60), 20}, at(70));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(100));
+    d = c.decide(f, false, {false, at(60), 20}, at(104));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(108));
+    d = c.decide(f, false, {false, at(60), 20}, at(108));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_TRUE(c.cut_slow_path());
+}
+
+TEST(PhaseCloser, AStalledSenderThatCanStillFinishIsNotTakenForASlowPath) {
+    // A sender that lost its core: 40 of 100 chunks in its first 40 ms, nothing since. At half
+    // its deadline (100 ms) its rate since its start says the rest takes 150 ms (250 < 300): it
+    // is waited for, up to its end. A short stream (under kFlowingMinChunks) is never judged.
+    PhaseCloser c(long_clock());
+    std::vector<SenderFacts> f{stream(100, 0, 80), stream(40, 0, 40)};
+    CloseDecision d = c.decide(f, false, {false, at(80), 20}, at(100));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(200));
+    EXPECT_FALSE(c.cut_slow_path());
+    f[1] = sender(1, 0);  // 1 of 4 chunks by 180 ms: too short a stream for a rate
+    d = c.decide(f, false, {false, at(80), 20}, at(180));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(200));
+}
+
+TEST(PhaseCloser, AShortPhaseIsNeverCutBeforeItsEnd) {
+    // A 10 ms deadline: half of it is shorter than a stall of a shared core (three ranks on two
+    // cores, judged at 5 ms, lost a fifth more than the network dropped). No stream is judged
+    // before kHopelessMinMs, past this phase's end: a tenth of the stream by 9 ms is waited for
+    // until 10 ms.
+    PhaseCloser c(rs_clock());
+    std::vector<SenderFacts> f{stream(100, 0, 8), stream(10, 0, 8.9)};
+    const CloseDecision d = c.decide(f, false, {false, at(8.9), 0.5}, at(9));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(10));
+}
+
+TEST(PhaseCloser, AnAllGatherOwnerBehindASlowLinkIsCutOnceItsRateShows) {
+    // The all-gather (our start 200 ms, the last reduce-scatter start 0): the owner behind a
+    // slow link started its shard at 240 ms and has delivered 5 of 100 chunks by 340 ms. Its end
+    // is 405 ms (both deadlines and the turnaround from the last start); the rest would need
+    // 1.9 s.
+    PhaseCloser c(long_clock(1, 200));
+    std::vector<SenderFacts> f{stream(100, 200, 280), stream(5, 240, 330)};
+    CloseDecision d = c.decide(f, false, {false, at(330), 20}, at(320));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(340));
+    d = c.decide(f, false, {false, at(330), 20}, at(340));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_TRUE(c.cut_slow_path());
+}
+
 TEST(PhaseCloser, ALateStarterIsWaitedForUpToTheStragglerBound) {
     PhaseCloser c(rs_clock());
     std::vector<SenderFacts> f{sender(4, 0), sender(0)};

@@ -97,6 +97,29 @@ TEST(QueueBudget, RoomIsWhatTheLinkDrainsBeforeTheLimitLessWhatIsQueued) {
     EXPECT_EQ(budget.room(limit + milliseconds(5), graced), 0);
 }
 
+TEST(QueueBudget, ASlowPathQueuesOnlyWhatDrainsBeforeItsReceiversCutIt) {
+    // 90 Mbit/s measured, 500 KB queued and 5 MB of the phase unsent: 490 ms to drain, past the
+    // receivers' end plus the flowing wait (300 ms from now), so they cut the stream half a
+    // deadline after its start (50 ms from now): room only for what drains by then (562 KB,
+    // less the 500 KB queued), not for what drains by their end (200 ms: 2.25 MB).
+    QueueBudget budget;
+    budget.start(t0, 0, 0);
+    const double rate = 90e6 / 8;
+    budget.observe(t0 + milliseconds(100), 1'625'000, 500'000);
+    ASSERT_NEAR(budget.rate(), rate, 1e3);
+    const Clock::time_point now = t0 + milliseconds(100);
+    const QueueDeadline d{now + milliseconds(200), milliseconds(10), now + milliseconds(300), now + milliseconds(50)};
+    EXPECT_TRUE(budget.slow_path(now, d, 5'000'000));
+    EXPECT_NEAR(static_cast<double>(budget.room(now, d, 5'000'000)), 62'500, 1e3);
+    // What can drain by then (1 MB unsent: 133 ms) keeps the whole window.
+    EXPECT_FALSE(budget.slow_path(now, d, 1'000'000));
+    EXPECT_NEAR(static_cast<double>(budget.room(now, d, 1'000'000)), 1'750'000, 1e3);
+    // A queue of kAlwaysQueued or less: the rate is our core's, not the link's (a sender that
+    // lost its core hands over little), and nothing is cut.
+    budget.observe(now, 1'225'000, 100'000);
+    EXPECT_FALSE(budget.slow_path(now, d, 50'000'000));
+}
+
 TEST(QueueBudget, UnknownQueueOrRateHoldsNothing) {
     QueueBudget budget;
     budget.start(t0, -1, 10e6);  // the channel cannot tell
