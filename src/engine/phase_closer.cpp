@@ -77,11 +77,14 @@ QueueDeadline PhaseCloser::queue_deadline() const {
     const double deadline_ms = clock_.deadline_ms[clock_.phase];
     const Clock::time_point end = receivers_end();
     // The receivers' hopeless rule seen from here: a stream that cannot arrive by their end plus
-    // the longest flowing wait is cut from judged_from(our start) on.
+    // the longest flowing wait, nor within kHopelessSpanDeadlines of its start, is cut from
+    // judged_from(our start) on.
     return {end,
             std::chrono::duration_cast<Clock::duration>(
                 std::chrono::duration<double, std::milli>(deadline_ms * kQueueGraceDeadlines)),
-            after_ms(end, kFlowingExtraDeadlines * deadline_ms), judged_from(clock_.start)};
+            std::max(after_ms(end, kFlowingExtraDeadlines * deadline_ms),
+                     after_ms(clock_.start, kHopelessSpanDeadlines * deadline_ms)),
+            judged_from(clock_.start)};
 }
 
 namespace {
@@ -92,10 +95,13 @@ Clock::time_point PhaseCloser::judged_from(Clock::time_point started) const {
     return after_ms(started, std::max(kHopelessAfterDeadlines * clock_.deadline_ms[clock_.phase], kHopelessMinMs));
 }
 
-bool PhaseCloser::hopeless(const SenderFacts &s, Clock::time_point end, Clock::time_point now,
+bool PhaseCloser::hopeless(const SenderFacts &s, Clock::time_point end, Clock::time_point now, double gap_ms,
                            Clock::time_point &judge_at) const {
     if (!s.missing() || s.chunks < kFlowingMinChunks || s.received == 0 || s.started == Clock::time_point{})
         return false;
+    // Silent: a sender that lost its core (it may resume at line rate), or one whose data stopped
+    // coming; its end decides. A slow path's data keep trickling in.
+    if (now > after_ms(s.last, gap_ms)) return false;
     const double deadline_ms = clock_.deadline_ms[clock_.phase];
     const Clock::time_point judged = judged_from(s.started);
     if (now < judged) {
@@ -104,7 +110,8 @@ bool PhaseCloser::hopeless(const SenderFacts &s, Clock::time_point end, Clock::t
     }
     const double ms_per_chunk = ms_between(s.started, now) / static_cast<double>(s.received);
     const Clock::time_point done = after_ms(now, ms_per_chunk * static_cast<double>(s.chunks - s.received));
-    return done > after_ms(end, kFlowingExtraDeadlines * deadline_ms);
+    return done > after_ms(end, kFlowingExtraDeadlines * deadline_ms) &&
+           ms_per_chunk * static_cast<double>(s.chunks) > kHopelessSpanDeadlines * deadline_ms;
 }
 
 Clock::time_point PhaseCloser::close_time(std::span<const SenderFacts> senders, Clock::time_point now, double gap_ms,
@@ -117,7 +124,7 @@ Clock::time_point PhaseCloser::close_time(std::span<const SenderFacts> senders, 
         if (!s.missing()) continue;
         const Clock::time_point end = sender_end(s), flowing = flowing_end(s, end, now, gap_ms);
         if (now >= end && flowing > now) waited_flowing_ = true;
-        if (now < end && hopeless(s, end, now, judge_at)) {
+        if (now < end && hopeless(s, end, now, gap_ms, judge_at)) {
             cut = true;
             continue;
         }

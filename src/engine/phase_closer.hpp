@@ -104,17 +104,21 @@ public:
     static constexpr std::uint32_t kFlowingMinChunks = 8;
     // Whether sender s (`end`: its sender_end, not reached yet) is a slow path not worth its
     // end: a stream of kFlowingMinChunks or more, started at least kHopelessAfterDeadlines of the
-    // phase's deadline ago, whose rest at the rate it has come at since its start (silence
-    // included) would arrive only after the longest flowing_end could wait. While it is too
-    // early to say, `judge_at` is lowered to when it will not be.
-    bool hopeless(const SenderFacts &s, Clock::time_point end, Clock::time_point now,
+    // phase's deadline ago, still coming (its latest datagram within `gap_ms`), whose rest at the
+    // rate it has come at since its start would arrive only after the longest flowing_end could
+    // wait, and whose whole stream at that rate would take more than kHopelessSpanDeadlines
+    // deadlines (under a third of the rate it needs, as typical_paths.hpp's slow path). While it
+    // is too early to say, `judge_at` is lowered to when it will not be. (Judged on the rest
+    // alone, the streams of two jobs sharing the links and two cores, at about half the rate
+    // they needed, were cut, and both jobs lost 0.5-1.1% of their entries, not 0.1-0.2%.)
+    bool hopeless(const SenderFacts &s, Clock::time_point end, Clock::time_point now, double gap_ms,
                   Clock::time_point &judge_at) const;
     // Half a deadline, and never before kHopelessMinMs: a stream's rate over that includes any
     // stall a shared core causes (tens of milliseconds), so a sender that lost its core for a
     // while is not taken for a slow path. (Judged after half a deadline of a few milliseconds,
     // three ranks on two cores cut descheduled senders and lost 1.7-2% more than the network
     // dropped.) Below twice the floor no stream is judged at all: its end comes first.
-    static constexpr double kHopelessAfterDeadlines = 0.5, kHopelessMinMs = 50;
+    static constexpr double kHopelessAfterDeadlines = 0.5, kHopelessMinMs = 50, kHopelessSpanDeadlines = 3;
     // When a stream that started at `started` may be judged (hopeless).
     Clock::time_point judged_from(Clock::time_point started) const;
     // The same rule seen from the sending side: when our receivers stop waiting for our data in

@@ -177,28 +177,48 @@ TEST(PhaseCloser, AReceiverBehindASlowLinkCutsEveryStreamAtHalfItsDeadline) {
     CloseDecision d = c.decide(f, false, {false, at(60), 20}, at(70));
     EXPECT_EQ(d.kind, Kind::wait);
     EXPECT_EQ(d.until, at(100));
-    d = c.decide(f, false, {false, at(60), 20}, at(104));
+    f = {stream(5, 0, 99), stream(5, 4, 99), stream(4, 8, 99)};
+    d = c.decide(f, false, {false, at(99), 20}, at(104));
     EXPECT_EQ(d.kind, Kind::wait);
     EXPECT_EQ(d.until, at(108));
-    d = c.decide(f, false, {false, at(60), 20}, at(108));
+    d = c.decide(f, false, {false, at(99), 20}, at(108));
     EXPECT_EQ(d.kind, Kind::close);
     EXPECT_TRUE(c.cut_slow_path());
 }
 
 TEST(PhaseCloser, AStalledSenderThatCanStillFinishIsNotTakenForASlowPath) {
-    // A sender that lost its core: 40 of 100 chunks in its first 40 ms, nothing since. At half
-    // its deadline (100 ms) its rate since its start says the rest takes 150 ms (250 < 300): it
-    // is waited for, up to its end. A short stream (under kFlowingMinChunks) is never judged.
+    // A sender that lost its core for a while: 40 of 100 chunks by 100 ms (half its deadline),
+    // still coming. At its rate since its start the rest takes 150 ms (250 < 300): it is waited
+    // for, up to its end. A short stream (under kFlowingMinChunks) is never judged.
     PhaseCloser c(long_clock());
-    std::vector<SenderFacts> f{stream(100, 0, 80), stream(40, 0, 40)};
-    CloseDecision d = c.decide(f, false, {false, at(80), 20}, at(100));
+    std::vector<SenderFacts> f{stream(100, 0, 80), stream(40, 0, 95)};
+    CloseDecision d = c.decide(f, false, {false, at(95), 20}, at(100));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_GE(d.until, at(200)) << "waited for up to its end (or while it flows, past it)";
+    EXPECT_FALSE(c.cut_slow_path());
+    // Nor one whose rate says hopeless but that has been silent longer than the gap (20 ms): it
+    // lost its core and may resume at line rate. Its end decides.
+    f[1] = stream(10, 0, 70);
+    d = c.decide(f, false, {false, at(80), 20}, at(100));
     EXPECT_EQ(d.kind, Kind::wait);
     EXPECT_EQ(d.until, at(200));
-    EXPECT_FALSE(c.cut_slow_path());
     f[1] = sender(1, 0);  // 1 of 4 chunks by 180 ms: too short a stream for a rate
     d = c.decide(f, false, {false, at(80), 20}, at(180));
     EXPECT_EQ(d.kind, Kind::wait);
     EXPECT_EQ(d.until, at(200));
+}
+
+TEST(PhaseCloser, AStreamAtHalfTheRateItNeedsIsNotASlowPath) {
+    // Two jobs share the links: a stream comes at half the rate it needs, 25 of 100 chunks by
+    // 100 ms, still coming. Its rest would arrive at 400 ms, past its end plus the flowing wait
+    // (300 ms), but the whole stream takes 400 ms, two deadlines, not three: it is a shared
+    // path, not a slow one, and by its end half of it is in. It is waited for.
+    PhaseCloser c(long_clock());
+    std::vector<SenderFacts> f{stream(100, 0, 80), stream(25, 0, 99)};
+    const CloseDecision d = c.decide(f, false, {false, at(99), 20}, at(100));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(200));
+    EXPECT_FALSE(c.cut_slow_path());
 }
 
 TEST(PhaseCloser, AShortPhaseIsNeverCutBeforeItsEnd) {
