@@ -42,6 +42,10 @@ Clock::time_point PhaseCloser::sender_end(const SenderFacts &s) const {
     return end;
 }
 
+Clock::time_point PhaseCloser::flowing_cap(Clock::time_point end) const {
+    return after_ms(end, kFlowingExtraDeadlines * clock_.deadline_ms[clock_.phase]);
+}
+
 Clock::time_point PhaseCloser::flowing_end(const SenderFacts &s, Clock::time_point end, Clock::time_point now,
                                            double gap_ms) const {
     if (!s.missing() || s.received < kFlowingMinChunks || s.started == Clock::time_point{} || s.last <= s.started)
@@ -49,7 +53,7 @@ Clock::time_point PhaseCloser::flowing_end(const SenderFacts &s, Clock::time_poi
     if (now > after_ms(s.last, gap_ms)) return {};  // it stopped coming: lost, or stalled again
     const double ms_per_chunk = ms_between(s.started, s.last) / static_cast<double>(s.received);
     const Clock::time_point done = after_ms(s.last, ms_per_chunk * static_cast<double>(s.chunks - s.received));
-    const Clock::time_point cap = after_ms(end, kFlowingExtraDeadlines * clock_.deadline_ms[clock_.phase]);
+    const Clock::time_point cap = flowing_cap(end);
     if (done > cap) return {};  // a slow path: the rest would come too late to wait for
     return std::min(after_ms(done, gap_ms), cap);
 }
@@ -82,8 +86,7 @@ QueueDeadline PhaseCloser::queue_deadline() const {
     return {end,
             std::chrono::duration_cast<Clock::duration>(
                 std::chrono::duration<double, std::milli>(deadline_ms * kQueueGraceDeadlines)),
-            std::max(after_ms(end, kFlowingExtraDeadlines * deadline_ms),
-                     after_ms(clock_.start, kHopelessSpanDeadlines * deadline_ms)),
+            std::max(flowing_cap(end), after_ms(clock_.start, kHopelessSpanDeadlines * deadline_ms)),
             judged_from(clock_.start)};
 }
 
@@ -110,7 +113,7 @@ bool PhaseCloser::hopeless(const SenderFacts &s, Clock::time_point end, Clock::t
     }
     const double ms_per_chunk = ms_between(s.started, now) / static_cast<double>(s.received);
     const Clock::time_point done = after_ms(now, ms_per_chunk * static_cast<double>(s.chunks - s.received));
-    return done > after_ms(end, kFlowingExtraDeadlines * deadline_ms) &&
+    return done > flowing_cap(end) &&
            ms_per_chunk * static_cast<double>(s.chunks) > kHopelessSpanDeadlines * deadline_ms;
 }
 

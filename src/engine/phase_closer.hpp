@@ -100,6 +100,9 @@ public:
     Clock::time_point flowing_end(const SenderFacts &s, Clock::time_point end, Clock::time_point now,
                                   double gap_ms) const;
     static constexpr double kFlowingExtraDeadlines = 0.5;
+    // The longest a sender whose end is `end` may be waited for: flowing_end's limit, which
+    // hopeless and queue_deadline judge a slow path against too.
+    Clock::time_point flowing_cap(Clock::time_point end) const;
     // A rate needs a few datagrams to mean anything.
     static constexpr std::uint32_t kFlowingMinChunks = 8;
     // Whether sender s (`end`: its sender_end, not reached yet) is a slow path not worth its
