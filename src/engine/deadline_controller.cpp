@@ -18,12 +18,17 @@ const DeadlineController::State *DeadlineController::find(std::size_t bytes, int
 double DeadlineController::deadline_ms(std::size_t bytes, int phase) const {
     const double own = own_deadline_ms(bytes, phase);
     const State *st = find(bytes, phase);
-    if (s_.fixed_ms > 0 || !st) return own;
+    // An all-gather stream carries as many bytes as a reduce-scatter stream; pipelined, most of
+    // it went early, and the span of the rest (after the owner's first late datagram) teaches a
+    // deadline near nothing (0.5-1 ms on back-to-back 1 MiB calls), which an owner a few ms
+    // late for its core then missed, and every rank zeroed its last batch (12-23% of a call).
+    const double floor_ms = phase == 2 ? deadline_ms(bytes, 1) : 0;
+    if (s_.fixed_ms > 0 || !st) return std::max(own, floor_ms);
     std::vector<double> all{own};
     for (double p : st->peers)
         if (p > 0) all.push_back(p);
     // Of two ranks, the shorter deadline: the slower rank's data are its own loss.
-    return lower_median(all);
+    return std::max(lower_median(all), floor_ms);
 }
 
 void DeadlineController::observe_peer(std::size_t bytes, int phase, int peer, double ms) {

@@ -78,7 +78,8 @@ public:
     void set_settings(const DeadlineSettings &s) { s_ = s; }
 
     // The deadline of `phase` (1 or 2) for a message of `bytes`, in ms from the phase's start:
-    // the lower median of own_deadline_ms and the peers' latest (see the top of this file).
+    // the lower median of own_deadline_ms and the peers' latest (see the top of this file); the
+    // all-gather's (phase 2) never below the reduce-scatter's (phase 1).
     double deadline_ms(std::size_t bytes, int phase) const;
     // What this rank's own observations say: what it puts in its headers for its peers.
     double own_deadline_ms(std::size_t bytes, int phase) const;

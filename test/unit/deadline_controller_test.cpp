@@ -39,6 +39,27 @@ TEST(DeadlineController, SizeClassesAndPhasesAreIndependent) {
     EXPECT_EQ(c.deadline_ms(kBytes, 2), 1000);
     EXPECT_EQ(c.deadline_ms(kBytes * 4, 1), 1000);
     EXPECT_LT(c.deadline_ms(kBytes + 1000, 1), 1000);  // same power of two
+    // The reduce-scatter learns nothing from the all-gather.
+    for (int i = 0; i < 20; ++i) c.observe(kBytes, 2, complete_after(100));
+    EXPECT_LT(c.deadline_ms(kBytes, 1), 15);
+}
+
+TEST(DeadlineController, APipelinedAllGatherIsNeverGivenLessTimeThanTheReduceScatter) {
+    // Back-to-back calls: the reduce-scatter takes 6 ms; nearly all of the all-gather went out
+    // early, so its streams' rest arrives within 0.05 ms of their start. Its own deadline falls
+    // to the 0.5 ms floor; the one applied is the reduce-scatter's, as are peers' shorter ones.
+    DeadlineController c = calibrated(6);
+    for (int i = 0; i < 20; ++i) c.observe(kBytes, 2, complete_after(0.05));
+    EXPECT_EQ(c.own_deadline_ms(kBytes, 2), 0.5);
+    EXPECT_GT(c.deadline_ms(kBytes, 1), 6);
+    EXPECT_EQ(c.deadline_ms(kBytes, 2), c.deadline_ms(kBytes, 1));
+    c.observe_peer(kBytes, 2, 1, 0.5);
+    c.observe_peer(kBytes, 2, 2, 0.5);
+    EXPECT_EQ(c.deadline_ms(kBytes, 2), c.deadline_ms(kBytes, 1));
+    // A longer all-gather keeps its own.
+    DeadlineController slow = calibrated(6);
+    for (int i = 0; i < 20; ++i) slow.observe(kBytes, 2, complete_after(30));
+    EXPECT_GT(slow.deadline_ms(kBytes, 2), 30);
 }
 
 // A link that gets 4x slower: phases hit the deadline with part of the data; within a few
@@ -141,9 +162,10 @@ TEST(DeadlineController, LargerSizesCalibrateFromSmallerOnes) {
     EXPECT_EQ(fast.deadline_ms(kBytes * 2, 1), 1000);                             // 200 ms expected: max_ms covers it
     DeadlineController c = calibrated(300, DeadlineSettings{0.001, 2, 1000, 0});  // 1 MiB: 300 ms
     EXPECT_NEAR(c.deadline_ms(kBytes * 2, 1), 2 * 600, 1);
-    EXPECT_NEAR(c.deadline_ms(kBytes * 8, 1), 2 * 2400, 1);  // 2.4 s expected
-    EXPECT_EQ(c.deadline_ms(kBytes * 8, 2), 1000);           // phases are separate
-    EXPECT_EQ(c.deadline_ms(kBytes / 8, 1), 1000);           // smaller sizes do not scale down
+    EXPECT_NEAR(c.deadline_ms(kBytes * 8, 1), 2 * 2400, 1);                 // 2.4 s expected
+    EXPECT_EQ(c.own_deadline_ms(kBytes * 8, 2), 1000);                      // phases are separate
+    EXPECT_EQ(c.deadline_ms(kBytes * 8, 2), c.deadline_ms(kBytes * 8, 1));  // but the all-gather's is never shorter
+    EXPECT_EQ(c.deadline_ms(kBytes / 8, 1), 1000);                          // smaller sizes do not scale down
 }
 
 TEST(DeadlineController, QuietWindowIsAFractionOfTheExpectedTime) {
