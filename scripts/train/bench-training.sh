@@ -35,10 +35,13 @@
 # differ.
 #   usage: scripts/train/bench-training.sh OUTDIR [BUILD_DIR] [--seeds N]
 #            [--conditions clean,loss,tail] [--backends native,bounded,exact,gloo] [--quick]
-#            [--dry-run] [--baseline-build DIR]
+#            [--dry-run] [--baseline-build DIR] [--mtu BYTES]
 # --baseline-build adds the back-end "baseline": bounded mode with DIR's library (an earlier
 # commit's build), interleaved with the others, so a change is measured against its parent side
 # by side on the same machine and schedule.
+# --mtu gives every link of the cloud that MTU (up.sh --mtu: 1500 by default, 9000 for the jumbo
+# frames of AWS and GCP VPCs), for every back-end alike: TCP's segments and the datagram channel's
+# datagrams both follow it, so it shows what the per-packet cost is of each back-end's time and CPU.
 # Extra train.py options can be given in TRAIN_ARGS (e.g. TRAIN_ARGS="--max-iters 100").
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
@@ -62,10 +65,11 @@ usage: $(basename -- "$0") OUTDIR [BUILD_DIR] [--seeds N] [--conditions LIST] [-
   --baseline-build DIR
                 also run "baseline": bounded mode with DIR/wrappers/liboptireduce.so (an earlier
                 commit's build), for a before/after comparison in the same run
+  --mtu BYTES   MTU of every link of the cloud (default 1500; 9000 for jumbo frames)
 USAGE
 }
 
-out='' build=$repo/build seeds=3 conditions=clean,loss,tail quick=0 dry_run=0 baseline=''
+out='' build=$repo/build seeds=3 conditions=clean,loss,tail quick=0 dry_run=0 baseline='' mtu=1500
 while (($#)); do
   case $1 in
     --seeds) seeds=${2:?--seeds needs a value}; shift 2 ;;
@@ -74,6 +78,7 @@ while (($#)); do
     --quick) quick=1; shift ;;
     --dry-run) dry_run=1; shift ;;
     --baseline-build) baseline=${2:?--baseline-build needs a build directory}; shift 2 ;;
+    --mtu) mtu=${2:?--mtu needs a value}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) usage >&2; exit 2 ;;
     *) if [[ -z $out ]]; then out=$1; else build=$1; fi; shift ;;
@@ -81,6 +86,7 @@ while (($#)); do
 done
 [[ -n $out ]] || { usage >&2; exit 2; }
 [[ $seeds =~ ^[1-9][0-9]*$ ]] || { echo "--seeds must be a positive number" >&2; exit 2; }
+[[ $mtu =~ ^[1-9][0-9]*$ ]] || { echo "--mtu must be a number of bytes (1500, or 9000 for jumbo frames)" >&2; exit 2; }
 IFS=, read -r -a conds <<<"$conditions"
 for c in "${conds[@]}"; do
   [[ $c =~ ^(clean|loss|tail|cotenant)$ ]] ||
@@ -151,7 +157,7 @@ write_setup() {
   {
     echo "started $(date -Is) on $(uname -n), $(nproc) cores; build $build${baseline:+; baseline build $baseline}"
     echo "train.py ${train_args[*]}"
-    echo "seeds 1..$seeds, conditions ${conds[*]}, back-ends ${backends[*]}, quick $quick"
+    echo "seeds 1..$seeds, conditions ${conds[*]}, back-ends ${backends[*]}, quick $quick, MTU $mtu"
     if [[ " ${conds[*]} " == *" tail "* ]]; then
       echo "tail: ${TAIL_RATE_MIN}-${TAIL_RATE_MAX} mbit for ${TAIL_MS_MIN}-${TAIL_MS_MAX} ms" \
         "every ${TAIL_GAP_MS_MIN}-${TAIL_GAP_MS_MAX} ms, on the training clock; schedules" \
@@ -220,7 +226,7 @@ stop_tail() {
 bring_up() { # condition
   local loss=0
   if [[ $1 == loss ]]; then loss=0.01; fi
-  "$cloud/up.sh" "$hosts" --rate 1gbit --loss "$loss"
+  "$cloud/up.sh" "$hosts" --rate 1gbit --loss "$loss" --mtu "$mtu"
 }
 
 run_count=0
