@@ -39,9 +39,10 @@
 # --baseline-build adds the back-end "baseline": bounded mode with DIR's library (an earlier
 # commit's build), interleaved with the others, so a change is measured against its parent side
 # by side on the same machine and schedule.
-# --mtu gives every link of the cloud that MTU (up.sh --mtu: 1500 by default, 9000 for the jumbo
-# frames of AWS and GCP VPCs), for every back-end alike: TCP's segments and the datagram channel's
-# datagrams both follow it, so it shows what the per-packet cost is of each back-end's time and CPU.
+# --mtu gives every link of the cloud that MTU (up.sh --mtu: 1500 by default, 9000 for jumbo
+# frames, which AWS VPCs use and GCP VPCs allow), for every back-end alike: TCP's segments and the
+# datagram channel's datagrams both follow it, so it shows how much of each back-end's time and
+# CPU is paid per packet.
 # Extra train.py options can be given in TRAIN_ARGS (e.g. TRAIN_ARGS="--max-iters 100").
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
