@@ -1,39 +1,31 @@
 #include "codec/block_layout.hpp"
 
-#include "codec/transpose.hpp"
+#include "codec/lines.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace optireduce {
 namespace {
 
-// Blocks transformed together before the interleaving transpose: 16 floats of a wire row are
-// one 64-byte cache line, written whole. Fewer for blocks above 4096 elements, so the per-thread
-// scratch stays at 256 KiB (in L2) whatever OPTIREDUCE_HADAMARD_BLOCK says, or one block.
-constexpr std::size_t kGroup = 16;
-constexpr std::size_t kScratchFloats = std::size_t{64} << 10;
+// Encode streams its lines past the cache (codec/lines.hpp) when the wire vector is at least
+// this large: a wire that big does not stay in the cache until the senders read it anyway, and a
+// plain store would first read each line it overwrites.
+constexpr std::size_t kStreamBytes = std::size_t{1} << 20;
 
-std::size_t group_of(std::size_t block) { return std::clamp<std::size_t>(kScratchFloats / block, 1, kGroup); }
-
-// Rows of the scratch are one block plus a cache line apart: with a power-of-two stride the
-// transpose's 8 (16) rows would all map to the same L1 set and evict each other.
-std::size_t row_of(std::size_t block) { return block + 16; }
-
-std::vector<float> &scratch(std::size_t floats) {
+// One block's worth of scratch, 64-byte aligned (the lines are copied whole), per thread.
+float *scratch(std::size_t floats) {
     thread_local std::vector<float> s;
-    if (s.size() < floats) s.resize(floats);
-    return s;
+    if (s.size() < floats + kLineFloats) s.resize(floats + kLineFloats);
+    void *p = s.data();
+    std::size_t room = s.size() * sizeof(float);
+    return static_cast<float *>(std::align(64, floats * sizeof(float), p, room));
 }
 
-struct ShardBlocks {
-    std::size_t first = 0;  // global index of the shard's first block
-    std::size_t m = 0;      // its full blocks
-    bool has_tail = false;
-    std::size_t offset = 0;  // wire offset of the shard
-};
+}  // namespace
 
 ShardBlocks blocks_of_shard(const BlockLayout &l, int j) {
     const Range r = l.shard_blocks(j);
@@ -45,8 +37,6 @@ ShardBlocks blocks_of_shard(const BlockLayout &l, int j) {
     s.offset = r.offset <= l.full ? r.offset * l.block : l.padded;
     return s;
 }
-
-}  // namespace
 
 Range BlockLayout::shard(int j) const {
     if (!transform) return shard_of(n, parts, j);
@@ -82,12 +72,20 @@ BlockLayout plan_layout(std::size_t n, int parts, bool transform, std::size_t ma
     return l;
 }
 
+std::size_t block_of(const BlockLayout &l, int j, std::size_t x) {
+    const ShardBlocks s = blocks_of_shard(l, j);
+    if (x >= s.m * l.block) return l.full;  // the padded tail block
+    if (!l.interleave || s.m == 1) return s.first + x / l.block;
+    return s.first + x % (s.m * kLineFloats) / kLineFloats;
+}
+
 void encode(const BlockLayout &l, const float *in, float *wire, const hadamard::SignKey &key, Isa isa) {
     if (!l.transform) {
         std::memcpy(wire, in, l.n * sizeof(float));
         return;
     }
     const std::size_t B = l.block;
+    const bool stream = l.padded * sizeof(float) >= kStreamBytes;
     for (int j = 0; j < l.parts; ++j) {
         const ShardBlocks s = blocks_of_shard(l, j);
         float *w = wire + s.offset;
@@ -98,16 +96,14 @@ void encode(const BlockLayout &l, const float *in, float *wire, const hadamard::
                 hadamard::fwht(w + g * B, B, isa);
             }
         } else {
-            const std::size_t R = row_of(B);
-            std::vector<float> &tmp = scratch(group_of(B) * R);
-            for (std::size_t g0 = 0; g0 < s.m; g0 += group_of(B)) {
-                const std::size_t G = std::min(group_of(B), s.m - g0);
-                for (std::size_t g = 0; g < G; ++g) {
-                    const std::size_t b = s.first + g0 + g;
-                    hadamard::signed_copy(tmp.data() + g * R, in + b * B, B, key, b, isa);
-                    hadamard::fwht(tmp.data() + g * R, B, isa);
-                }
-                transpose(tmp.data(), R, w + g0, s.m, G, B, isa);  // w[i * m + g0 + g] = tmp[g * R + i]
+            // Each block is transformed in a scratch that stays in L1 and leaves it line by
+            // line: line k of block g goes to wire line k * m + g (block_layout.hpp).
+            float *tmp = scratch(B);
+            for (std::size_t g = 0; g < s.m; ++g) {
+                const std::size_t b = s.first + g;
+                hadamard::signed_copy(tmp, in + b * B, B, key, b, isa);
+                hadamard::fwht(tmp, B, isa);
+                copy_lines(tmp, kLineFloats, w + g * kLineFloats, s.m * kLineFloats, B / kLineFloats, stream, isa);
             }
         }
         if (s.has_tail) {
@@ -118,6 +114,8 @@ void encode(const BlockLayout &l, const float *in, float *wire, const hadamard::
             hadamard::fwht(t, l.tail, isa);
         }
     }
+    // The senders, on other threads, read what was streamed.
+    if (stream) lines_fence();
 }
 
 void decode(const BlockLayout &l, const float *wire, float *out, const hadamard::SignKey &key, Isa isa) {
@@ -126,31 +124,25 @@ void decode(const BlockLayout &l, const float *wire, float *out, const hadamard:
         return;
     }
     const std::size_t B = l.block;
-    const std::size_t R = row_of(B);
-    std::vector<float> &tmp = scratch(group_of(B) * R);
+    float *tmp = scratch(std::max(B, l.tail));
     for (int j = 0; j < l.parts; ++j) {
         const ShardBlocks s = blocks_of_shard(l, j);
         const float *w = wire + s.offset;
-        const bool transposed = l.interleave && s.m > 1;
-        for (std::size_t g0 = 0; g0 < s.m; g0 += group_of(B)) {
-            const std::size_t G = std::min(group_of(B), s.m - g0);
-            if (transposed) {
-                transpose(w + g0, s.m, tmp.data(), R, B, G, isa);  // tmp[g * R + i] = w[i * m + g0 + g]
-            } else {
-                for (std::size_t g = 0; g < G; ++g)
-                    std::memcpy(tmp.data() + g * R, w + (g0 + g) * B, B * sizeof(float));
-            }
-            for (std::size_t g = 0; g < G; ++g) {
-                const std::size_t b = s.first + g0 + g;
-                hadamard::fwht(tmp.data() + g * R, B, isa);
-                hadamard::signed_copy(out + b * B, tmp.data() + g * R, B, key, b, isa);
-            }
+        const bool interleaved = l.interleave && s.m > 1;
+        for (std::size_t g = 0; g < s.m; ++g) {
+            const std::size_t b = s.first + g;
+            if (interleaved)
+                copy_lines(w + g * kLineFloats, s.m * kLineFloats, tmp, kLineFloats, B / kLineFloats, false, isa);
+            else
+                std::memcpy(tmp, w + g * B, B * sizeof(float));
+            hadamard::fwht(tmp, B, isa);
+            hadamard::signed_copy(out + b * B, tmp, B, key, b, isa);
         }
         if (s.has_tail) {
             const std::size_t b = l.full, r = l.n - l.full * B;
-            std::memcpy(tmp.data(), w + s.m * B, l.tail * sizeof(float));
-            hadamard::fwht(tmp.data(), l.tail, isa);
-            hadamard::signed_copy(out + b * B, tmp.data(), r, key, b, isa);
+            std::memcpy(tmp, w + s.m * B, l.tail * sizeof(float));
+            hadamard::fwht(tmp, l.tail, isa);
+            hadamard::signed_copy(out + b * B, tmp, r, key, b, isa);
         }
     }
 }

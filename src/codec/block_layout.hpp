@@ -11,12 +11,16 @@
 //   kMinBlock: below kBlocksPerShard * parts * kMinBlock elements the shards have fewer
 //   blocks, and a vector of fewer than parts blocks of kMinBlock, which would leave a shard
 //   with no block at all, is not transformed (transform comes back false).
-// - Inside a shard, the full blocks are interleaved: element i of the shard's g-th block sits at
-//   i * m + g (m full blocks in the shard). A datagram of consecutive wire elements then carries
-//   a few coordinates of every block of the shard, and a lost run of datagrams costs each block
-//   a small, even share instead of wiping one block: after the inverse transform the error is
-//   spread over the whole shard rather than over one block. The padded tail block (only in the
-//   last shard) follows the interleaved part as is.
+// - Inside a shard, the full blocks are interleaved a cache line at a time: element i of the
+//   shard's g-th block (of m full blocks) sits at (i / 16) * 16m + 16g + i % 16, so a wire row of
+//   16m elements holds one 16-float line of every block. A datagram of consecutive wire elements
+//   (hundreds of floats) then carries a line of each of a few dozen blocks, a lost run of
+//   datagrams costs each block it touches a line or a few rather than wiping one block, and after
+//   the inverse transform the error is spread over those blocks rather than one. Lines rather
+//   than single floats, because encode and decode then move whole cache lines (codec/lines.hpp)
+//   instead of transposing. A lost datagram's share is uneven across blocks (some lose a line,
+//   most none), so whatever corrects for zeroed elements does it per block (`block_of`). The
+//   padded tail block (only in the last shard) follows the interleaved part as is.
 //
 // Everything here is a function of (n, parts, block knob, transform on/off), which every rank
 // agrees on, so every rank computes the same layout.
@@ -51,6 +55,20 @@ struct BlockLayout {
     // The largest shard, for staging.
     std::size_t max_shard() const;
 };
+
+// Shard j's blocks (transform only): global blocks first .. first + m - 1 are full, then the
+// padded tail block if the shard has it; `offset` is where the shard starts on the wire.
+struct ShardBlocks {
+    std::size_t first = 0;
+    std::size_t m = 0;
+    bool has_tail = false;
+    std::size_t offset = 0;
+};
+ShardBlocks blocks_of_shard(const BlockLayout &layout, int j);
+
+// The global index of the block that element x of shard j's wire belongs to (transform only).
+// Every 16-element-aligned run of a shard [16k, 16k + 16) belongs to one block.
+std::size_t block_of(const BlockLayout &layout, int j, std::size_t x);
 
 // max_block: OPTIREDUCE_HADAMARD_BLOCK (a power of two).
 BlockLayout plan_layout(std::size_t n, int parts, bool transform, std::size_t max_block);

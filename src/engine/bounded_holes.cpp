@@ -1,5 +1,6 @@
 // OPTIREDUCE_IDENTICAL_REPLICAS: the hole exchange after the all-gather, and the fill that is the
 // same on every rank (engine/hole_votes.hpp says why and how).
+#include "codec/block_rescale.hpp"
 #include "codec/estimators.hpp"
 #include "engine/bounded_operation.hpp"
 #include "engine/context.hpp"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 namespace optireduce {
 namespace {
@@ -119,20 +121,6 @@ void BoundedOperation::agree_on_holes() {
                    static_cast<unsigned long long>(union_chunks), static_cast<long long>(queued_at_start));
 }
 
-// With the transform, a coordinate of the result is a random-signed mix of a block's wire
-// coordinates, so zeroing a fraction f of them shrinks it by 1 - f on average over the signs;
-// scaling the rest by 1 / (1 - f) keeps the result unbiased. Blocks are interleaved across their
-// shard, so a shard's holes take about the same fraction from each of its blocks: the shard's
-// fraction stands for each block's. Every rank has the same holes, so the same factors.
-void BoundedOperation::rescale_kept(const std::vector<std::size_t> &zeroed) {
-    for (std::size_t s = 0; s < zeroed.size(); ++s) {
-        const Range r = layout_.shard(static_cast<int>(s));
-        if (zeroed[s] == 0 || zeroed[s] >= r.count) continue;
-        const float k = static_cast<float>(static_cast<double>(r.count) / static_cast<double>(r.count - zeroed[s]));
-        for (std::size_t i = 0; i < r.count; ++i) result_[r.offset + i] *= k;
-    }
-}
-
 void BoundedOperation::fill_agreed_holes() {
     if (agreed_.holes.empty()) return;
     const int me = comm_.rank;
@@ -143,7 +131,10 @@ void BoundedOperation::fill_agreed_holes() {
     // of the chunks we have instead (the transform spreads energy evenly).
     double had_sq = 0;
     std::uint64_t had = 0, missed = 0, zeroed_for_peers = 0, zeroed_own = 0;
-    std::vector<std::size_t> zeroed(base.size() - 1, 0);  // per shard
+    // Under the transform the rest of each block that lost elements is scaled up so the result
+    // stays unbiased (codec/block_rescale.hpp); every rank has the same holes, so the same factors.
+    std::optional<ZeroedPerBlock> zeroed;
+    if (layout_.transform) zeroed.emplace(layout_);
     for (const ChunkRange &r : agreed_.holes) {
         for (std::uint64_t g = r.first; g < std::uint64_t{r.first} + r.count; ++g) {
             const auto s = static_cast<std::size_t>(std::upper_bound(base.begin(), base.end(), g) - base.begin() - 1);
@@ -160,10 +151,10 @@ void BoundedOperation::fill_agreed_holes() {
                 missed += seg.count;
             }
             std::memset(p, 0, seg.count * sizeof(float));
-            zeroed[s] += seg.count;
+            if (zeroed) zeroed->add(static_cast<int>(s), seg);
         }
     }
-    if (layout_.transform) rescale_kept(zeroed);
+    if (zeroed) zeroed->rescale(result_);
     const double total_sq = sum_squares(result_, layout_.padded);
     const std::uint64_t kept = layout_.padded - had - missed;
     fill_error_sq_ += had_sq + (kept > 0 ? total_sq / static_cast<double>(kept) * static_cast<double>(missed) : 0);

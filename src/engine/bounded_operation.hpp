@@ -103,7 +103,6 @@ private:
     bool lacking_vote_still_sending(Clock::time_point now);
     static constexpr double kVoteFlowGapMs = 20;
     void fill_agreed_holes();
-    void rescale_kept(const std::vector<std::size_t> &zeroed_per_shard);
 
     CommState &comm_;
     CommState::Bounded &b_;

@@ -15,8 +15,10 @@ namespace optireduce::wire {
 inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
 // 2: bytes 34-35 carry shard_error; 3: kEarly, repair; 4: kWaited; 5: hole vote; 6: bytes 36-39
 // carry the sender's deadline (its expected completion time before); 7: scatter repair, and the
-// hole vote carries the sender's lesson of late votes
-inline constexpr std::uint8_t kVersion = 7;
+// hole vote carries the sender's lesson of late votes; 8: the transformed payload interleaves
+// blocks a 16-float line at a time (codec/block_layout.hpp), not float by float: a version 7
+// peer's payload would decode to other coordinates, so it is refused rather than mixed in
+inline constexpr std::uint8_t kVersion = 8;
 inline constexpr std::size_t kHeaderBytes = 40;
 
 // repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:

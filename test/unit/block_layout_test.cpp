@@ -141,7 +141,8 @@ TEST(BlockLayout, EveryInstructionSetGivesTheSameBits) {
     expect_same_bits_on_every_isa(4 * 16384 * 8 + 99, 4, 16384);  // groups of 4 blocks
 }
 
-// Interleaving: one datagram-sized run of the wire vector touches every full block of its shard.
+// Interleaving: one datagram-sized run of the wire vector (22 lines of 16 floats) touches every
+// full block of a 16-block shard.
 TEST(BlockLayout, ARunOfTheWireVectorSpreadsOverEveryBlockOfTheShard) {
     const std::size_t n = 4 * 16 * 4096;
     const BlockLayout l = plan_layout(n, 4, true, 4096);
@@ -155,6 +156,43 @@ TEST(BlockLayout, ARunOfTheWireVectorSpreadsOverEveryBlockOfTheShard) {
     std::size_t blocks_hit = 0;
     for (std::size_t b = 0; b < n / 4096; ++b) blocks_hit += norm2(out.data() + b * 4096, 4096) > 0 ? 1 : 0;
     EXPECT_EQ(blocks_hit, 16u);  // every block of shard 1, none of the others
+}
+
+// The interleave moves whole 16-float lines: line k of a shard's g-th block (of m) is wire line
+// k * m + g of that shard, the same floats as the contiguous layout's, and block_of names the
+// block of every wire element; the tail block follows as is.
+TEST(BlockLayout, BlocksAreInterleavedOneCacheLineAtATime) {
+    for (const int parts : {1, 3, 4}) {
+        const std::size_t n = static_cast<std::size_t>(parts) * 40 * 1024 + 77;
+        BlockLayout inter = plan_layout(n, parts, true, 1024);
+        ASSERT_EQ(inter.block, 1024u);
+        BlockLayout contiguous = inter;
+        contiguous.interleave = false;
+        const auto in = random_vector(n, 11);
+        const hadamard::SignKey key{4, 5, 6};
+        std::vector<float> a(inter.padded), b(inter.padded);
+        encode(inter, in.data(), a.data(), key);
+        encode(contiguous, in.data(), b.data(), key);
+        const std::size_t B = inter.block;
+        for (int j = 0; j < parts; ++j) {
+            const ShardBlocks s = blocks_of_shard(inter, j);
+            ASSERT_GT(s.m, 1u);
+            for (std::size_t g = 0; g < s.m; ++g)
+                for (std::size_t i = 0; i < B; ++i) {
+                    const std::size_t x = (i / 16) * 16 * s.m + 16 * g + i % 16;
+                    ASSERT_EQ(a[s.offset + x], b[s.offset + g * B + i])
+                        << "shard " << j << " block " << g << " i " << i;
+                    ASSERT_EQ(block_of(inter, j, x), s.first + g);
+                    ASSERT_EQ(block_of(contiguous, j, g * B + i), s.first + g);
+                }
+            if (s.has_tail) {
+                for (std::size_t i = 0; i < inter.tail; ++i) {
+                    ASSERT_EQ(a[s.offset + s.m * B + i], b[s.offset + s.m * B + i]);
+                    ASSERT_EQ(block_of(inter, j, s.m * B + i), inter.full);
+                }
+            }
+        }
+    }
 }
 
 }  // namespace

@@ -113,14 +113,17 @@ Outcome run_case(const Case &k) {
     return out;
 }
 
-// The transform spreads a burst's error energy evenly over the shard, so the largest error
-// falls with the square root of the fraction lost: max ~ sqrt(f) * spread * sqrt(2 ln n)
-// against ~ spread * sqrt(2 ln(lost coordinates)) without. At the default loss budget's scale
-// that is more than 10x; at 1% it is less, and with heavy tails less again, because part of
-// the error stays where a coordinate is large (f times its deviation). Both are printed.
-TEST(Spreading, BurstyLossMaxErrorIsTenTimesLowerWithTheTransformAtEqualMse) {
+// The transform spreads a burst's error energy evenly over the blocks it touches, so the
+// largest error falls with the square root of the fraction each lost: max ~ sqrt(f) * spread *
+// sqrt(2 ln n) against ~ spread * sqrt(2 ln(lost coordinates)) without. At the default loss
+// budget's scale that is about 10x (the wire interleaves whole 16-float lines: a burst of 8
+// datagrams takes one line, 16 of 4096 coordinates, from each of 179 of the shard's 256 blocks,
+// where a float-wise interleave took 11 from every block: 9.8x here against 10.7x with the
+// float-wise one); at 1% it is less, and with heavy tails less again, because part of the error
+// stays where a coordinate is large (f times its deviation). Both are printed.
+TEST(Spreading, BurstyLossMaxErrorIsFarLowerWithTheTransformAtEqualMse) {
     const Outcome g = run_case({false, 0.0025, 1u << 22});
-    EXPECT_GE(g.off.max_abs / g.on.max_abs, 10.0);
+    EXPECT_GE(g.off.max_abs / g.on.max_abs, 8.0);
     EXPECT_LT(g.on.mse / g.off.mse, 2.0);
     EXPECT_GT(g.on.mse / g.off.mse, 0.5);
     // Interleaving is what spreads a burst beyond the one block it hits.

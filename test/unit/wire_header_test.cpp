@@ -51,7 +51,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(1), 'R');
     EXPECT_EQ(byte(2), 'D');
     EXPECT_EQ(byte(3), 'G');
-    EXPECT_EQ(byte(4), 7u);     // version
+    EXPECT_EQ(byte(4), 8u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
     EXPECT_EQ(byte(7), 0x2au);  // loss hint
