@@ -292,10 +292,12 @@ summary_of() { # RESULT line -> a few numbers
   "$python" -c 'import json, sys
 r = json.loads(sys.argv[1].split(" ", 1)[1])
 f = lambda v, s: "-" if v is None else s % v
-print("target %s s, acc %s, %d iters, iter p50 %s ms p99 %s ms, lost %s, spread %s, cpu %s s/step" % (
+print("target %s s, acc %s, %d iters, iter p50 %s ms p99 %s ms, lost %s, spread %s, cpu %s s/step"
+      " (machine %s, softirq %s)" % (
     f(r["time_to_target_s"], "%.1f"), f(r["final_acc"], "%.4f"), r["iters"],
     f(r["iter_ms_p50"], "%.0f"), f(r["iter_ms_p99"], "%.0f"), f(r["entries_lost_frac"], "%.2e"),
-    f(r["checksum_spread"], "%.3g"), f(r.get("cpu_s_per_step"), "%.3f")))' "$1"
+    f(r["checksum_spread"], "%.3g"), f(r.get("cpu_s_per_step"), "%.3f"),
+    f(r.get("machine_cpu_s_per_step"), "%.3f"), f(r.get("softirq_s_per_step"), "%.3f")))' "$1"
 }
 
 write_setup

@@ -188,6 +188,10 @@ def row_stats(runs):
         "spread": max_or_none([r.get("checksum_spread") for r in ok]),
         # CPU seconds per training step, summed over the ranks (every thread, evaluations out).
         "cpu": mean_or_none([r.get("cpu_s_per_step") for r in ok]),
+        # The whole machine's busy CPU per step, and its softirqs (train.py's Clock: the emulated
+        # network's work lands on whichever task a softirq interrupts).
+        "machine": mean_or_none([r.get("machine_cpu_s_per_step") for r in ok]),
+        "softirq": mean_or_none([r.get("softirq_s_per_step") for r in ok]),
     }
 
 
@@ -204,8 +208,9 @@ def table(cond, by_backend):
     lines = [
         "| Back-end | time to target, mean (s) | per seed (s) | vs native | vs Gloo | final acc "
         "| iter P50 (ms) | iter P99 (ms) | P99/P50 | entries lost | of which all-gather "
-        "| stragglers written off | final drift | checksum spread | CPU s/step (all ranks) |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| stragglers written off | final drift | checksum spread | CPU s/step (all ranks) "
+        "| machine CPU s/step | of which softirq |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for b, s in stats.items():
         per_seed = ", ".join(fmt(t, "%.1f") for t in s["ttt"]) or "–"
@@ -214,12 +219,13 @@ def table(cond, by_backend):
         mean = fmt(s["ttt_mean"], "%.1f")
         if s["reached"] < s["seeds"]:
             mean += " (%d/%d reached)" % (s["reached"], s["seeds"])
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             b, mean, per_seed, speedup(native, s["ttt_mean"]), speedup(gloo, s["ttt_mean"]),
             fmt(s["acc"], "%.4f"), fmt(s["p50"], "%.0f"), fmt(s["p99"], "%.0f"),
             fmt(s["ratio"], "%.2f"), fmt(s["lost"], "%.2e"), fmt(s["lost_ag"], "%.2e"),
             fmt(s["written_off"], "%d"), fmt(s["drift"], "%.2e"),
-            fmt(s["spread"], "%.3g"), fmt(s["cpu"], "%.3f")))
+            fmt(s["spread"], "%.3g"), fmt(s["cpu"], "%.3f"), fmt(s["machine"], "%.3f"),
+            fmt(s["softirq"], "%.3f")))
     return lines
 
 

@@ -292,6 +292,17 @@ def library_totals(comm, lib):
     return totals
 
 
+def machine_cpu():
+    """(busy, softirq) CPU seconds of the whole machine since boot, every CPU (/proc/stat: user,
+    nice, system, irq and softirq are busy; idle, iowait and steal, the hypervisor's time for
+    other guests, are not)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    hz = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq, _steal = v
+    return ((user + nice + system + irq + softirq) / hz, softirq / hz)
+
+
 class Clock:
     """Training time: wall time since start(), less the intervals spent in pause()/resume().
 
@@ -305,13 +316,21 @@ class Clock:
     monotonic now (or the pending pause's value, or end's) - start - the sum of resume - pause.
     The file is created by start(), so its existence means that training has begun.
     Alongside, cpu() is the CPU time of this process (every thread, user and system) over the
-    same intervals: what the training steps cost, evaluations and drift measurements left out."""
+    same intervals: what the training steps cost, evaluations and drift measurements left out.
+    machine() is the whole machine's busy CPU time over those intervals, and softirq() the part
+    of it spent in softirqs (/proc/stat). The kernel charges a softirq to whatever task it
+    interrupts: on the emulated cloud, where every host and the switch share this kernel, the
+    network's receive and queueing work lands on the ranks when the cores are busy and on the
+    idle task when they are not, so cpu() alone can differ between back-ends by work that is
+    not theirs; the machine's totals count it once for all."""
 
     def __init__(self, log_path=None):
         self.t0 = self.paused_at = None
         self.paused = 0.0
         self.cpu0 = self.cpu_paused_at = None
         self.cpu_paused = 0.0
+        self.stat0 = self.stat_paused_at = None
+        self.stat_paused = (0.0, 0.0)
         self.start_unix = None
         self.log_path, self.log = log_path, None
 
@@ -324,6 +343,7 @@ class Clock:
             self.log = open(self.log_path, "w", buffering=1)
         self.t0 = time.perf_counter()
         self.cpu0 = time.process_time()
+        self.stat0 = machine_cpu()
         self.start_unix = time.time()
         self._mark("start %.6f %.6f" % (self.t0, self.start_unix))
 
@@ -334,8 +354,19 @@ class Clock:
         end = self.cpu_paused_at if self.cpu_paused_at is not None else time.process_time()
         return end - self.cpu0 - self.cpu_paused
 
+    def _machine(self):
+        end = self.stat_paused_at if self.stat_paused_at is not None else machine_cpu()
+        return tuple(e - s0 - p for e, s0, p in zip(end, self.stat0, self.stat_paused))
+
+    def machine(self):
+        return self._machine()[0]
+
+    def softirq(self):
+        return self._machine()[1]
+
     def pause(self):
         self.cpu_paused_at = time.process_time()
+        self.stat_paused_at = machine_cpu()
         self.paused_at = time.perf_counter()
         self._mark("pause %.6f" % self.paused_at)
 
@@ -345,10 +376,13 @@ class Clock:
         self.paused += t - self.paused_at
         self.cpu_paused += time.process_time() - self.cpu_paused_at
         self.cpu_paused_at = None
+        self.stat_paused = tuple(p + n - a for p, n, a in zip(self.stat_paused, machine_cpu(), self.stat_paused_at))
+        self.stat_paused_at = None
 
     def stop(self):
         """Training is over: logs the end (now() and cpu() keep their meaning)."""
         self.cpu_paused_at = time.process_time()
+        self.stat_paused_at = machine_cpu()
         self._mark("end %.6f" % time.perf_counter())
         if self.log:
             self.log.close()
@@ -488,6 +522,9 @@ def report(args, run, log, clock, reached, acc, drift, iters):
         "comm_ms_p50": percentile(log.comm_ms[skip:], 50),
         "final_drift": drift, "checksum_spread": spread, "checksum": my_sum,
         "cpu_s_per_step": float(cpu[0]) / iters if iters else None,
+        # Rank 0's view of the whole machine (every rank runs on it): see Clock.
+        "machine_cpu_s_per_step": clock.machine() / iters if iters else None,
+        "softirq_s_per_step": clock.softirq() / iters if iters else None,
         "library": run.lib.present(),
     }
     result.update(totals)

@@ -37,6 +37,14 @@ def check(log, csv_path, min_acc, iters, exact, engine, identical_unless_ag_loss
     if engine and not (r["library"] and r["engine_calls"]):
         failures.append("the library did not run the allreduces (library %r, engine_calls %r)"
                         % (r["library"], r["engine_calls"]))
+    # CPU per step: the ranks' own, and the whole machine's with its softirqs (the emulated
+    # network's work): each measured, the softirqs a part of the machine's busy time.
+    cpu, machine, softirq = (r.get(k) for k in ("cpu_s_per_step", "machine_cpu_s_per_step",
+                                                "softirq_s_per_step"))
+    if not (cpu and cpu > 0 and machine and machine > 0 and softirq is not None
+            and 0 <= softirq <= machine):
+        failures.append("CPU per step not measured: ranks %r, machine %r, softirq %r"
+                        % (cpu, machine, softirq))
     with open(csv_path) as f:
         reader = csv.DictReader(f)
         rows = list(reader)
