@@ -107,10 +107,10 @@ TEST(BlockLayout, WithoutTheTransformTheWireIsTheInput) {
     for (int j = 0; j < 3; ++j) EXPECT_EQ(l.shard(j), shard_of(1001, 3, j));
 }
 
-TEST(BlockLayout, LargeBlocksUseLessScratchAndStillRoundTrip) {
-    // Blocks above 4096 elements are transformed fewer at a time before the transpose (the
-    // scratch stays at 256 KiB): the interleaved layout must come out the same.
-    for (std::size_t block : {8192u, 65536u}) {  // groups of 8 and of 1
+TEST(BlockLayout, LargeBlocksRoundTrip) {
+    // Blocks above the default 4096 elements: the scratch grows to one block (256 KiB at
+    // 65536, out of L1), the line interleave is the same.
+    for (std::size_t block : {8192u, 65536u}) {
         ASSERT_EQ(plan_layout(8 * 4 * block + 77, 4, true, block).block, block);
         expect_round_trip(8 * 4 * block + 77, 4, block, true);
     }
