@@ -33,6 +33,7 @@ ShardBlocks blocks_of_shard(const BlockLayout &l, int j) {
     s.first = r.offset;
     s.has_tail = l.tail && r.count && r.offset + r.count == l.blocks();
     s.m = r.count - (s.has_tail ? 1 : 0);
+    s.interleaved = l.interleave && s.m > 1;
     // Block k starts at k * block, except past the tail (empty shards after it: the end).
     s.offset = r.offset <= l.full ? r.offset * l.block : l.padded;
     return s;
@@ -75,7 +76,7 @@ BlockLayout plan_layout(std::size_t n, int parts, bool transform, std::size_t ma
 std::size_t block_of(const BlockLayout &l, int j, std::size_t x) {
     const ShardBlocks s = blocks_of_shard(l, j);
     if (x >= s.m * l.block) return l.full;  // the padded tail block
-    if (!l.interleave || s.m == 1) return s.first + x / l.block;
+    if (!s.interleaved) return s.first + x / l.block;
     return s.first + x % (s.m * kLineFloats) / kLineFloats;
 }
 
@@ -89,7 +90,7 @@ void encode(const BlockLayout &l, const float *in, float *wire, const hadamard::
     for (int j = 0; j < l.parts; ++j) {
         const ShardBlocks s = blocks_of_shard(l, j);
         float *w = wire + s.offset;
-        if (!l.interleave || s.m == 1) {
+        if (!s.interleaved) {
             for (std::size_t g = 0; g < s.m; ++g) {
                 const std::size_t b = s.first + g;
                 hadamard::signed_copy(w + g * B, in + b * B, B, key, b, isa);
@@ -128,10 +129,9 @@ void decode(const BlockLayout &l, const float *wire, float *out, const hadamard:
     for (int j = 0; j < l.parts; ++j) {
         const ShardBlocks s = blocks_of_shard(l, j);
         const float *w = wire + s.offset;
-        const bool interleaved = l.interleave && s.m > 1;
         for (std::size_t g = 0; g < s.m; ++g) {
             const std::size_t b = s.first + g;
-            if (interleaved)
+            if (s.interleaved)
                 copy_lines(w + g * kLineFloats, s.m * kLineFloats, tmp, kLineFloats, B / kLineFloats, false, isa);
             else
                 std::memcpy(tmp, w + g * B, B * sizeof(float));

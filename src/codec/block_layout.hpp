@@ -57,12 +57,15 @@ struct BlockLayout {
 };
 
 // Shard j's blocks (transform only): global blocks first .. first + m - 1 are full, then the
-// padded tail block if the shard has it; `offset` is where the shard starts on the wire.
+// padded tail block if the shard has it; `offset` is where the shard starts on the wire;
+// `interleaved`: its full blocks are interleaved line by line (the layout's interleave and more
+// than one of them), else they follow each other whole.
 struct ShardBlocks {
     std::size_t first = 0;
     std::size_t m = 0;
     bool has_tail = false;
     std::size_t offset = 0;
+    bool interleaved = false;
 };
 ShardBlocks blocks_of_shard(const BlockLayout &layout, int j);
 

@@ -32,11 +32,10 @@ void ZeroedPerBlock::rescale(float *wire) const {
     for (int j = 0; j < layout_.parts; ++j) {
         const ShardBlocks s = blocks_of_shard(layout_, j);
         float *w = wire + s.offset;
-        const bool interleaved = layout_.interleave && s.m > 1;
         for (std::size_t g = 0; g < s.m; ++g) {
             const float k = factor(s.first + g, B);
             if (k == 1.0f) continue;
-            if (!interleaved) {
+            if (!s.interleaved) {
                 scale(w + g * B, B, k);
                 continue;
             }
