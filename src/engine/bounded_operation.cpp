@@ -75,7 +75,10 @@ void BoundedOperation::run() {
         OpReceive *op;
         ~Closer() { r.close_op(k, op); }
     } closer{router_, b_.key, &rx_};
+    OpTimeline t;
+    t.began = Clock::now();
     open();
+    t.transformed = Clock::now();
     {
         // From our first send to the hole vote this thread drains the endpoint itself (between
         // send rounds, and while it waits), so the progress thread stands aside for all of it,
@@ -90,11 +93,16 @@ void BoundedOperation::run() {
         for (int k = 1; k < comm_.size; ++k)
             gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
         reduce_scatter(gather);
+        t.scattered = Clock::now();
         all_gather(gather);
+        t.gathered = Clock::now();
         if (b_.identical_replicas) agree_on_holes();
+        t.voted = Clock::now();
     }
     fill_and_copy_out();
+    t.done = Clock::now();
     feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_, sends_given_up_);
+    feedback_.log_timeline(t);
 }
 
 void BoundedOperation::open() {

@@ -5,6 +5,7 @@
 #include "telemetry/stats.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -147,6 +148,18 @@ void OpFeedback::operation_done(Clock::time_point our_start, std::span<const std
                        seq_, p, rx_.loss_hint[i] / 255.0, achieved / 1e6, b_.pacer.rate(p) / 1e6,
                        b_.pacer.rate(p) > 0 ? "" : " (unpaced)");
     }
+}
+
+void OpFeedback::log_timeline(const OpTimeline &t) const {
+    if (!log_enabled(LogLevel::debug)) return;
+    const auto began = std::chrono::system_clock::now() - (Clock::now() - t.began);
+    OPTIREDUCE_LOG(debug,
+                   "op %u took %.1f ms: transform %.1f, reduce-scatter %.1f, all-gather %.1f, hole vote %.1f, "
+                   "fill and inverse %.1f (began at %.3f s by the system clock)",
+                   seq_, ms_between(t.began, t.done), ms_between(t.began, t.transformed),
+                   ms_between(t.transformed, t.scattered), ms_between(t.scattered, t.gathered),
+                   ms_between(t.gathered, t.voted), ms_between(t.voted, t.done),
+                   std::chrono::duration<double>(began.time_since_epoch()).count());
 }
 
 }  // namespace optireduce

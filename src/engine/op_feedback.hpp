@@ -16,6 +16,12 @@
 
 namespace optireduce {
 
+// When each step of one operation ended on this rank, for the debug log: where its time went
+// (the transform and the inverse are local work outside both phases' clocks).
+struct OpTimeline {
+    Clock::time_point began, transformed, scattered, gathered, voted, done;
+};
+
 class OpFeedback {
 public:
     OpFeedback(CommState::Bounded &b, const OpReceive &rx, int rank, int ranks, std::uint32_t seq, std::size_t bytes)
@@ -31,6 +37,10 @@ public:
     // receivers' deadline (our link was slow, so our next start may look late to peers).
     void operation_done(Clock::time_point our_start, std::span<const std::uint64_t> sent_bytes,
                         std::span<const double> send_seconds, bool sends_given_up);
+
+    // Debug log: the operation's steps, and when it began by the system clock (ranks sharing a
+    // host line up on it).
+    void log_timeline(const OpTimeline &t) const;
 
 private:
     // Debug log: what the deadline learnt from a phase (why a deadline moved).

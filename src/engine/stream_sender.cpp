@@ -3,6 +3,7 @@
 #include "codec/sharding.hpp"
 #include "engine/dgram_channel.hpp"
 #include "engine/faults.hpp"
+#include "engine/incast_run.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
 
@@ -30,15 +31,18 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
       base_flags_(header.flags),
       F_(b.floats_per_datagram),
       datagram_bytes_(wire::kHeaderBytes + F_ * sizeof(float)),
-      // Datagrams per destination per round: what one offloaded send carries (64 KiB with GSO),
-      // so a round is one system call for all peers, destinations still interleaved.
-      burst_(ep_.run_datagrams(datagram_bytes_)),
+      // The longest run the channel sends in one offloaded send (64 KiB with GSO); each stream's
+      // own is no longer than its receiver's link takes from all senders at once (incast_run).
+      channel_run_(ep_.run_datagrams(datagram_bytes_)),
       bytes_(bytes),
       seconds_(seconds) {}
 
 void StreamSender::add_stream(int peer, const float *src, std::size_t len) {
-    Stream s{peer, src, len, static_cast<std::uint32_t>(segment_count(len, F_)), {}, 0,
-             {},   {},  0,   std::vector<std::byte>(burst_ * wire::kHeaderBytes)};
+    const auto chunks = static_cast<std::uint32_t>(segment_count(len, F_));
+    // One round sends a run to every stream, destinations interleaved: one system call for all.
+    const std::size_t run =
+        incast_run(channel_run_, std::max<std::size_t>(b_.peers.size(), 1) - 1, datagram_bytes_, chunks);
+    Stream s{peer, src, len, chunks, run, {}, 0, {}, {}, 0, std::vector<std::byte>(run * wire::kHeaderBytes)};
     s.order.reserve(s.chunks);
     streams_.push_back(std::move(s));
 }
@@ -77,7 +81,7 @@ std::int64_t StreamSender::unsent_bytes() const {
 
 std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run, std::size_t max_count) {
     const std::uint32_t first = s.order[s.sent];
-    const std::size_t most = std::min(burst_, max_count);
+    const std::size_t most = std::min(s.run, max_count);
     std::uint32_t count = 1;
     while (count < most && s.sent + count < s.order.size() && s.order[s.sent + count] == first + count) ++count;
     // The tail datagrams go out together, in the stream's last run: a run that would carry
@@ -124,7 +128,7 @@ void StreamSender::pump(bool *progressed, Clock::time_point *earliest, std::int6
     }
     // The queue budget's room, shared among the streams that may send (at least one datagram
     // each while it lasts).
-    std::size_t left = std::numeric_limits<std::size_t>::max(), share = burst_;
+    std::size_t left = std::numeric_limits<std::size_t>::max(), share = channel_run_;
     if (room != QueueBudget::kUnlimited && !run_stream_.empty()) {
         left = static_cast<std::size_t>(std::max<std::int64_t>(room, 0)) / datagram_bytes_;
         share = std::max<std::size_t>(1, left / run_stream_.size());

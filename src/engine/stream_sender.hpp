@@ -87,6 +87,7 @@ private:
         const float *src;
         std::size_t len;
         std::uint32_t chunks;
+        std::size_t run;                   // datagrams per offloaded send (incast_run)
         std::vector<std::uint32_t> order;  // ready chunks in the order they go out
         std::size_t sent = 0;              // of order
         Clock::time_point next_time{};
@@ -111,7 +112,7 @@ private:
     std::uint8_t early_ = 0;
     std::size_t F_;
     std::size_t datagram_bytes_;  // header and a full chunk: one datagram on the wire
-    std::size_t burst_;
+    std::size_t channel_run_;     // the channel's longest run (DgramEndpoint::run_datagrams)
     std::vector<std::uint64_t> &bytes_;
     std::vector<double> &seconds_;
     std::vector<Stream> streams_;

@@ -3,9 +3,11 @@
 // not sent and every chunk made ready for it later is given up and counted, and the other
 // streams go on whole. A queue that takes one run per round gives every stream its turn. And the
 // queue budget against a scripted slow link: nothing is left queued on the host when the
-// receivers stop waiting.
+// receivers stop waiting. Runs are sized so that all senders' runs to one receiver fit its
+// link's burst (incast_run).
 #include "engine/stream_sender.hpp"
 #include "engine/dgram_channel.hpp"
+#include "engine/incast_run.hpp"
 #include "scripted_endpoint.hpp"
 #include "telemetry/stats.hpp"
 
@@ -112,6 +114,62 @@ TEST_F(Fixture, AQueueThatFillsPartWayThroughARoundFavoursNoReceiver) {
     EXPECT_EQ(sent_to(100), 160u);
     EXPECT_EQ(sent_to(101), 160u);
     EXPECT_EQ(sent_to(102), 160u);
+}
+
+// One round sends each stream one run; what the scripted channel got per receiver is its length.
+std::vector<std::size_t> first_round_runs(Fixture &f, int streams, std::size_t floats_per_stream) {
+    f.script->accept = 1000;  // the channel takes whole runs
+    std::vector<float> big(floats_per_stream, 1.0f);
+    StreamSender s(f.b, wire::Header{}, f.bytes, f.seconds);
+    for (int k = 0; k < streams; ++k) s.add_stream(k, big.data(), big.size());
+    s.all_ready();
+    bool progressed = false;
+    Clock::time_point earliest = Clock::time_point::max();
+    s.pump(&progressed, &earliest);
+    std::vector<std::size_t> runs;
+    for (int k = 0; k < streams; ++k) runs.push_back(f.sent_to(f.b.peers[static_cast<std::size_t>(k)]));
+    return runs;
+}
+
+TEST_F(Fixture, RunsToOneReceiverFromAllItsSendersAddUpToTheIncastBudget) {
+    // Four ranks, datagrams of MTU 1500: three senders' runs can reach one receiver together,
+    // so each is at most a third of kIncastBytes (14 datagrams), not the channel's 16.
+    b.peers = {100, 101, 102, 103};
+    b.pacer = SendPacer(4);
+    b.floats_per_datagram = 360;
+    const std::size_t datagram = wire::kHeaderBytes + 360 * sizeof(float);
+    for (std::size_t run : first_round_runs(*this, 3, 360 * 100)) {
+        EXPECT_LE(3 * run * datagram, kIncastBytes) << "one round's runs to a receiver overflow its burst";
+        EXPECT_GE(4 * run * datagram, kIncastBytes) << "runs shorter than the budget needs";
+        EXPECT_LT(run, 16u);
+    }
+}
+
+TEST_F(Fixture, TwoRanksKeepTheChannelsRuns) {
+    // One sender per receiver: nothing to share the receiver's link with.
+    b.peers = {100, 101};
+    b.pacer = SendPacer(2);
+    b.floats_per_datagram = 360;
+    EXPECT_EQ(first_round_runs(*this, 1, 360 * 100), std::vector<std::size_t>{16});
+}
+
+TEST_F(Fixture, AStreamThatFitsInOneRunGoesWhole) {
+    // A small operation: 10 datagrams per receiver, fewer than the channel's run of 16. Split
+    // into runs of 14 or fewer it would reach its sub-millisecond deadline in pieces.
+    b.peers = {100, 101, 102, 103};
+    b.pacer = SendPacer(4);
+    b.floats_per_datagram = 360;
+    EXPECT_EQ(first_round_runs(*this, 3, 360 * 10), (std::vector<std::size_t>{10, 10, 10}));
+}
+
+TEST(IncastRun, DividesTheBudgetAmongTheSendersWithinTheChannelsRun) {
+    EXPECT_EQ(incast_run(44, 3, 1472, 7000), 14u);  // 4 ranks, MTU 1500
+    EXPECT_EQ(incast_run(44, 1, 1472, 7000), 44u);  // 2 ranks
+    EXPECT_EQ(incast_run(7, 3, 8972, 1000), 2u);    // MTU 9000
+    EXPECT_EQ(incast_run(44, 63, 1472, 7000), 1u);  // 64 ranks: one datagram, never none
+    EXPECT_EQ(incast_run(8, 3, 1472, 7000), 8u);    // a channel with shorter runs keeps them
+    EXPECT_EQ(incast_run(44, 3, 1472, 44), 44u);    // a stream that fits in one run goes whole
+    EXPECT_EQ(incast_run(44, 3, 1472, 45), 14u);
 }
 
 TEST_F(Fixture, BehindASlowLinkNothingIsLeftQueuedWhenTheReceiversStopWaiting) {
