@@ -18,8 +18,15 @@ namespace {
 
 // How many datagrams at the end of a stream carry the tail flag: the last 1%, at least 3, so
 // that losing the very last one does not cost the receiver its early close (the released
-// OptiReduce's "Last%ile" marker has the same purpose).
-std::uint32_t tail_chunks(std::uint32_t chunks) { return std::min(chunks, std::max(3u, chunks / 100)); }
+// OptiReduce's "Last%ile" marker has the same purpose), and no more than one of the stream's
+// runs: a receiver takes the first tail it sees as the stream's end, and a tail spread over
+// several rounds (70 datagrams of a 7000-datagram stream in runs of 14) told it the rest was
+// lost while the other runs of the tail were still to be sent, so on a lossy link it asked for
+// them again and closed on its quiet time early.
+std::uint32_t tail_chunks(std::uint32_t chunks, std::size_t run) {
+    const auto one_run = static_cast<std::uint32_t>(std::min<std::size_t>(run, chunks));
+    return std::min(chunks, std::max(3u, std::min(chunks / 100, one_run)));
+}
 
 }  // namespace
 
@@ -88,7 +95,7 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run, std::size_t max_
     // only some of them stops before them. Otherwise (46 chunks in runs of 44: the tail in the
     // first run, two chunks in the next round) the receiver sees a tail, waits its quiet time
     // and closes while the rest is still being sent.
-    const std::uint32_t tail_from = s.chunks - tail_chunks(s.chunks);
+    const std::uint32_t tail_from = s.chunks - tail_chunks(s.chunks, s.run);
     const auto end = static_cast<std::uint32_t>(s.sent) + count;
     if (end > tail_from && end < s.chunks && s.sent < tail_from) count = tail_from - static_cast<std::uint32_t>(s.sent);
     for (std::uint32_t i = 0; i < count; ++i) {
@@ -96,7 +103,7 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run, std::size_t max_
         header_.chunk = c;
         // The last datagrams this peer gets in the phase, in sending order.
         header_.flags = static_cast<std::uint8_t>(
-            base_flags_ | (s.sent + i + tail_chunks(s.chunks) >= s.chunks ? wire::kTail : 0) | early_);
+            base_flags_ | (s.sent + i + tail_chunks(s.chunks, s.run) >= s.chunks ? wire::kTail : 0) | early_);
         header_.payload_len = static_cast<std::uint16_t>(segment_of(s.len, F_, c).count * sizeof(float));
         wire::encode(header_, std::span<std::byte, wire::kHeaderBytes>(s.headers.data() + i * wire::kHeaderBytes,
                                                                        wire::kHeaderBytes));

@@ -162,6 +162,35 @@ TEST_F(Fixture, AStreamThatFitsInOneRunGoesWhole) {
     EXPECT_EQ(first_round_runs(*this, 3, 360 * 10), (std::vector<std::size_t>{10, 10, 10}));
 }
 
+TEST_F(Fixture, AStreamsTailGoesInItsLastRun) {
+    // 2000 datagrams: 1% is 20, more than a run of 14. A receiver takes the first tail flag it
+    // sees as the stream's end, so every flagged datagram must go in the stream's last run.
+    script->accept = 1000;
+    b.peers = {100, 101, 102, 103};
+    b.pacer = SendPacer(4);
+    b.floats_per_datagram = 360;
+    bytes.assign(4, 0);
+    seconds.assign(4, 0);
+    std::vector<float> big(360 * 2000, 1.0f);
+    StreamSender s(b, wire::Header{}, bytes, seconds);
+    for (int k = 1; k < 4; ++k) s.add_stream(k, big.data(), big.size());
+    s.all_ready();
+    s.send_all(Clock::now() + std::chrono::seconds(5), QueueDeadline{Clock::now() + std::chrono::seconds(5)}, [] {});
+    s.finish();
+    const std::size_t run = first_round_runs(*this, 3, 360 * 100).front();  // this job's run: 14
+    std::vector<std::size_t> order;  // positions, among datagrams to rank 1, of the flagged ones
+    std::size_t n = 0;
+    for (const auto &d : script->sent) {
+        if (d.dest != 101 || n >= 2000) continue;
+        if (std::to_integer<std::uint8_t>(d.bytes[6]) & wire::kTail) order.push_back(n);
+        ++n;
+    }
+    ASSERT_EQ(n, 2000u);
+    ASSERT_GE(order.size(), 3u);
+    EXPECT_LE(order.size(), run) << "the tail spans more than one run";
+    EXPECT_EQ(order.front(), 2000 - order.size()) << "the tail is not the stream's last datagrams";
+}
+
 TEST(IncastRun, DividesTheBudgetAmongTheSendersWithinTheChannelsRun) {
     EXPECT_EQ(incast_run(44, 3, 1472, 7000), 14u);  // 4 ranks, MTU 1500
     EXPECT_EQ(incast_run(44, 1, 1472, 7000), 44u);  // 2 ranks
