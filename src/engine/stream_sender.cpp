@@ -20,9 +20,10 @@ namespace {
 // that losing the very last one does not cost the receiver its early close (the released
 // OptiReduce's "Last%ile" marker has the same purpose), and no more than one of the stream's
 // runs: a receiver takes the first tail it sees as the stream's end, and a tail spread over
-// several rounds (70 datagrams of a 7000-datagram stream in runs of 14) told it the rest was
-// lost while the other runs of the tail were still to be sent, so on a lossy link it asked for
-// them again and closed on its quiet time early.
+// several rounds (70 datagrams of a 7000-datagram stream in runs of 14) can tell it that the rest
+// was lost while the tail's other runs are still to be sent. At 1% loss such tails made the
+// training benchmark 4-8% slower in two runs; with the tail in one run it was not
+// (docs/benchmarks.md §36).
 std::uint32_t tail_chunks(std::uint32_t chunks, std::size_t run) {
     const auto one_run = static_cast<std::uint32_t>(std::min<std::size_t>(run, chunks));
     return std::min(chunks, std::max(3u, std::min(chunks / 100, one_run)));
