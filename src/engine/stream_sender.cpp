@@ -25,8 +25,7 @@ namespace {
 // training benchmark 4-8% slower in two runs; with the tail in one run it was not
 // (docs/benchmarks.md §36).
 std::uint32_t tail_chunks(std::uint32_t chunks, std::size_t run) {
-    const auto one_run = static_cast<std::uint32_t>(std::min<std::size_t>(run, chunks));
-    return std::min(chunks, std::max(3u, std::min(chunks / 100, one_run)));
+    return std::min(chunks, std::max(3u, std::min(chunks / 100, static_cast<std::uint32_t>(run))));
 }
 
 }  // namespace
