@@ -87,6 +87,7 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
                 scatter_missing(rx_.map[0], facts_[0], asks);
             else
                 Phase2Repair::missing(rx_.map[1], asks);
+            std::erase_if(asks, [&closer](const auto &a) { return !closer.asks(a.first); });
             lock.unlock();
             Phase2Repair::ask(ep, b_.peers, b_.key, comm_.rank, seq_, asks, b_.floats_per_datagram * sizeof(float),
                               phase == 0 ? wire::Phase::scatter_repair : wire::Phase::repair);

@@ -143,33 +143,38 @@ CloseDecision PhaseCloser::decide(std::span<const SenderFacts> senders, bool com
     Clock::time_point judge_at = Clock::time_point::max();
     const Clock::time_point close_at = close_time(senders, now, quiet.quiet_ms, judge_at);
     if (now >= close_at) return {CloseDecision::Kind::close, Close::deadline, {}};
-    CloseDecision d = before_close(now, close_at, quiet);
+    CloseDecision d = before_close(senders, now, close_at, quiet);
     // A stream too young to judge is looked at again once it is not (its data may stop coming).
     if (d.kind == CloseDecision::Kind::wait) d.until = std::min(d.until, judge_at);
     return d;
 }
 
-CloseDecision PhaseCloser::before_close(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet) {
+CloseDecision PhaseCloser::before_close(std::span<const SenderFacts> senders, Clock::time_point now,
+                                        Clock::time_point close_at, const LinkQuiet &quiet) {
     if (quiet.last_arrival == Clock::time_point{}) return wait_until(close_at);  // nothing came: no silence to read
     if (!quiet.all_tails) return without_every_tail(now, close_at, quiet);
     // Every sender's last datagrams are here, so the rest of what is missing was lost, not late:
-    // once the link has been quiet a while, waiting longer buys nothing.
-    const Clock::time_point quiet_until = after_ms(quiet.last_arrival, quiet.quiet_ms);
+    // a stream's datagrams leave in order on one path and its tail flags ride its last run. Only
+    // the rest of that run can still come, so a short silence says so (all_tails_silence_ms).
+    const Clock::time_point quiet_until = after_ms(quiet.last_arrival, all_tails_silence_ms(quiet.quiet_ms));
     if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
     if (clock_.phase == 0 && !clock_.scatter_repair) return {CloseDecision::Kind::close, Close::early, {}};
     // Holes are asked for, and the answers get a few quiet times (never past the senders' ends):
     // all-gather holes make replicas differ, reduce-scatter holes are noise estimated in their
-    // place. What is still missing is asked for again every quiet time (at least kRepairMinMs)
-    // meanwhile: on a lossy link a request or an answer is lost as often as any datagram, and
-    // waiting out the whole window for it held every peer's hole vote.
-    const bool first = repair_end_ == Clock::time_point{};
-    if (first)
+    // place. What is still missing is asked for again meanwhile, sender by sender
+    // (RepairSchedule): on a lossy link a request or an answer is lost as often as any datagram,
+    // and waiting out the whole window for it held every peer's hole vote.
+    if (repair_end_ == Clock::time_point{}) {
         repair_end_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));
-    else if (now >= repair_end_)
-        return {CloseDecision::Kind::close, Close::early, {}};
-    if (first || now >= repair_until_)
-        return ask_repair(std::min(repair_end_, after_ms(now, std::max(kRepairMinMs, quiet.quiet_ms))));
-    return wait_until(std::min(repair_end_, repair_until_));
+        schedule_.asked_all(senders.size(), now);
+        return ask_repair(std::min(repair_end_, after_ms(now, RepairSchedule::kMinGapMs)));
+    }
+    if (now >= repair_end_) return {CloseDecision::Kind::close, Close::early, {}};
+    Clock::time_point next = repair_end_;
+    if (schedule_.take_due(senders, now, all_tails_silence_ms(quiet.quiet_ms), std::max(kRepairMinMs, quiet.quiet_ms),
+                           next))
+        return ask_repair(std::min(repair_end_, after_ms(now, RepairSchedule::kMinGapMs)));
+    return wait_until(next);
 }
 
 CloseDecision PhaseCloser::without_every_tail(Clock::time_point now, Clock::time_point close_at,

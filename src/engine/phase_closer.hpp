@@ -6,10 +6,10 @@
 //
 // A phase closes when every expected chunk arrived (complete); when every sender still missing
 // chunks is past its own end (deadline: see sender_end); or early, once every sender's last
-// datagram arrived and the link has been quiet for a while (the rest was lost, not late). Before
+// datagram arrived and the link has been quiet for a moment (the rest was lost, not late). Before
 // closing early, the missing chunks are asked for again (phase-2 repair; in the reduce-scatter
 // too, with PhaseClock::scatter_repair), and the answers get a few quiet times, never past the
-// senders' ends; what is still missing is asked for again every quiet time meanwhile. When some
+// senders' ends; what is still missing is asked for again meanwhile (repair_schedule.hpp). When some
 // sender's last datagrams are missing too (lost with the batch they were sent in), the
 // all-gather asks while the link is quiet and again after each doubling wait, until the
 // senders' ends: a lost tail costs the repair's round trip, not the owners' whole end. The
@@ -28,24 +28,16 @@
 
 #include "engine/clock.hpp"
 #include "engine/queue_budget.hpp"
+#include "engine/repair_schedule.hpp"
+#include "engine/sender_facts.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 
 namespace optireduce {
 
 enum class Close { complete, early, deadline };
-
-// What one sender has delivered in this phase, as the router recorded it.
-struct SenderFacts {
-    std::uint32_t chunks = 0;  // expected from it (0: nothing, e.g. this rank itself)
-    std::uint32_t received = 0;
-    Clock::time_point started{};   // its clock: its first datagram of the phase (none: time_point{})
-    Clock::time_point gathered{};  // reduce-scatter only: its latest all-gather datagram, if any
-    Clock::time_point last{};      // its latest datagram of this phase (none: time_point{})
-    bool ahead = false;            // it already sent for a later operation: it sends no more of this
-    bool missing() const { return received < chunks; }
-};
 
 // The phase's clock at this rank.
 struct PhaseClock {
@@ -82,6 +74,17 @@ public:
     // Without every sender's tail, repair is asked for only after this share of the phase's
     // deadline without a datagram.
     static constexpr double kNoTailSilenceOfDeadline = 0.25;
+
+    // With every sender's tail in, the silence after which the holes count as lost: the phase's
+    // quiet time, at most kAllTailsSilenceMs. Only the rest of the tail runs can still arrive,
+    // 64 KiB from all senders together (engine/incast_run.hpp), half a millisecond at 1 Gbit/s.
+    // The quiet time alone, a tenth of the phase's expected time (34 ms in a 32 MiB
+    // reduce-scatter on the emulated cloud), was waited out by every phase that lost a datagram
+    // before its holes were asked for: at 1% loss that is every phase (docs/benchmarks.md §37).
+    // Asking a little early costs a duplicate answer, never data: the repair window that follows
+    // still lasts kRepairQuiets quiet times.
+    static constexpr double kAllTailsSilenceMs = 2;
+    static double all_tails_silence_ms(double quiet_ms) { return std::min(quiet_ms, kAllTailsSilenceMs); }
 
     PhaseCloser() = default;
     explicit PhaseCloser(const PhaseClock &clock) : clock_(clock) {}
@@ -145,6 +148,8 @@ public:
     // a reduce-scatter that closed at its deadline, with no sign that it had started or that it
     // is ahead of us).
     bool written_off(const SenderFacts &s, Close how) const;
+    // After an ask_repair decision: whether sender s is asked (RepairSchedule).
+    bool asks(std::size_t s) const { return schedule_.asks(s); }
     // Whether a decision waited past some sender's end because its data were still flowing.
     bool waited_for_flowing() const { return waited_flowing_; }
     // Whether the phase closed before some sender's end because its path was hopeless.
@@ -159,7 +164,8 @@ private:
     Clock::time_point close_time(std::span<const SenderFacts> senders, Clock::time_point now, double gap_ms,
                                  Clock::time_point &judge_at);
     // Before close_at: wait for the rest, close early or ask for repair (the link's silence).
-    CloseDecision before_close(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
+    CloseDecision before_close(std::span<const SenderFacts> senders, Clock::time_point now, Clock::time_point close_at,
+                               const LinkQuiet &quiet);
     CloseDecision without_every_tail(Clock::time_point now, Clock::time_point close_at, const LinkQuiet &quiet);
     // Asks for the missing chunks (again), their answers awaited until `answers_until`.
     CloseDecision ask_repair(Clock::time_point answers_until);
@@ -168,6 +174,7 @@ private:
     int repairs_asked_ = 0;
     Clock::time_point repair_until_{};  // the current wait for answers ends (then ask again)
     Clock::time_point repair_end_{};    // every tail in: the answers' whole window ends (then close)
+    RepairSchedule schedule_;           // every tail in: which senders are asked again, and when
     bool waited_flowing_ = false;
     bool cut_slow_ = false;
 };

@@ -345,6 +345,53 @@ TEST(PhaseCloser, WithReduceScatterRepairACoTenantBurstsHolesAreAskedForBeforeCl
     }
 }
 
+TEST(PhaseCloser, WithEveryTailInAShortSilenceIsEnoughHoweverLongThePhasesQuietTime) {
+    // A long phase's quiet time (30 ms, a tenth of its expected time) is not waited out once
+    // every tail is in: only the rest of the tail runs can still come, so holes are asked for
+    // (or, without reduce-scatter repair, the phase closes) after kAllTailsSilenceMs (2 ms).
+    PhaseClock clock = rs_clock();
+    clock.deadline_ms[0] = clock.deadline_ms[1] = 100;  // the senders' end: 101 ms
+    clock.scatter_repair = true;
+    std::vector<SenderFacts> f{sender(3, 0), sender(2, 1)};
+    f[0].last = f[1].last = at(4);
+    PhaseCloser c(clock);
+    CloseDecision d = c.decide(f, false, {true, at(4), 30}, at(5));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(6));
+    d = c.decide(f, false, {true, at(4), 30}, at(6));
+    ASSERT_EQ(d.kind, Kind::ask_repair) << "holes behind every tail waited out the phase's whole quiet time";
+    EXPECT_TRUE(c.asks(0) && c.asks(1)) << "the first ask goes to every sender";
+    // Sender 0 answered at 7.5 and then stopped: what it still misses was lost, asked for again
+    // 2 ms later. Sender 1 has not answered (busy): asked again only after the quiet time.
+    f[0].last = at(7.5);
+    d = c.decide(f, false, {true, at(7.5), 30}, at(8));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(9.5));
+    d = c.decide(f, false, {true, at(7.5), 30}, at(9.5));
+    ASSERT_EQ(d.kind, Kind::ask_repair) << "a lost answer waited for the next quiet time";
+    EXPECT_TRUE(c.asks(0));
+    EXPECT_FALSE(c.asks(1)) << "a sender that has not answered yet was asked twice for the same chunks";
+    d = c.decide(f, false, {true, at(7.5), 30}, at(12));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(36)) << "sender 1, unanswered since 6";
+    d = c.decide(f, false, {true, at(7.5), 30}, at(36));
+    ASSERT_EQ(d.kind, Kind::ask_repair);
+    EXPECT_FALSE(c.asks(0));
+    EXPECT_TRUE(c.asks(1));
+    // The answers' window, 4 quiet times from the first ask (126 ms), is cut at the senders' end.
+    d = c.decide(f, false, {true, at(7.5), 30}, at(101));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::deadline);
+    // Without reduce-scatter repair the phase closes early after the same short silence.
+    PhaseCloser plain(rs_clock());
+    d = plain.decide(f, false, {true, at(4), 30}, at(6));
+    EXPECT_EQ(d.kind, Kind::close);
+    EXPECT_EQ(d.how, Close::early);
+    // A quiet time shorter than that is used as it is.
+    EXPECT_EQ(PhaseCloser::all_tails_silence_ms(0.5), 0.5);
+    EXPECT_EQ(PhaseCloser::all_tails_silence_ms(30), PhaseCloser::kAllTailsSilenceMs);
+}
+
 TEST(PhaseCloser, AllGatherHolesAreAskedForUntilAFewQuietTimesPassed) {
     const PhaseClock clock = ag_clock(20, 2);
     PhaseCloser c(clock);
