@@ -3,7 +3,7 @@
 // an ask in a burst; once its answers came and then stopped for a short silence, what is still
 // missing was lost (an answer, or the request) and is asked for at once. A sender that has not
 // answered at all is busy (a reduce-scatter's answers queue behind the sender's own streams for
-// up to 15 ms on the emulated cloud), and asking it again would only queue the same answers
+// 14-20 ms on the emulated cloud), and asking it again would only queue the same answers
 // twice: it is asked again after the longer wait. Asking every sender again one quiet time after
 // each ask, whatever came, left the one or two answers lost at 1% loss to a wait of 20-30 ms in
 // a 32 MiB operation (docs/benchmarks.md §37).
