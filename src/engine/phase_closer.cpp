@@ -154,18 +154,25 @@ CloseDecision PhaseCloser::before_close(std::span<const SenderFacts> senders, Cl
     if (quiet.last_arrival == Clock::time_point{}) return wait_until(close_at);  // nothing came: no silence to read
     if (!quiet.all_tails) return without_every_tail(now, close_at, quiet);
     // Every sender's last datagrams are here, so the rest of what is missing was lost, not late:
-    // a stream's datagrams leave in order on one path and its tail flags ride its last run. Only
-    // the rest of that run can still come, so a short silence says so (all_tails_silence_ms).
-    const Clock::time_point quiet_until = after_ms(quiet.last_arrival, all_tails_silence_ms(quiet.quiet_ms));
-    if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
-    if (clock_.phase == 0 && !clock_.scatter_repair) return {CloseDecision::Kind::close, Close::early, {}};
+    // once the link has been quiet a while, waiting longer buys nothing. A phase that cannot ask
+    // closes then; one that can asks much sooner (all_tails_silence_ms), but closes no sooner.
+    const Clock::time_point quiet_until = after_ms(quiet.last_arrival, quiet.quiet_ms);
+    if (clock_.phase == 0 && !clock_.scatter_repair) {
+        if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
+        return {CloseDecision::Kind::close, Close::early, {}};
+    }
+    const Clock::time_point ask_from = after_ms(quiet.last_arrival, all_tails_silence_ms(quiet.quiet_ms));
+    if (now < ask_from) return wait_until(std::min(close_at, ask_from));
     // Holes are asked for, and the answers get a few quiet times (never past the senders' ends):
     // all-gather holes make replicas differ, reduce-scatter holes are noise estimated in their
     // place. What is still missing is asked for again meanwhile, sender by sender
     // (RepairSchedule): on a lossy link a request or an answer is lost as often as any datagram,
     // and waiting out the whole window for it held every peer's hole vote.
     if (repair_end_ == Clock::time_point{}) {
-        repair_end_ = std::min(close_at, after_ms(now, std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));
+        // The window counts from when the quiet time would have ended: the early close comes no
+        // sooner than when asking waited for it.
+        repair_end_ = std::min(
+            close_at, after_ms(std::max(now, quiet_until), std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));
         schedule_.asked_all(senders.size(), now);
         return ask_repair(std::min(repair_end_, after_ms(now, RepairSchedule::kMinGapMs)));
     }

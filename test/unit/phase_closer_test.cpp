@@ -348,7 +348,7 @@ TEST(PhaseCloser, WithReduceScatterRepairACoTenantBurstsHolesAreAskedForBeforeCl
 TEST(PhaseCloser, WithEveryTailInAShortSilenceIsEnoughHoweverLongThePhasesQuietTime) {
     // A long phase's quiet time (30 ms, a tenth of its expected time) is not waited out once
     // every tail is in: only the rest of the tail runs can still come, so holes are asked for
-    // (or, without reduce-scatter repair, the phase closes) after kAllTailsSilenceMs (2 ms).
+    // after kAllTailsSilenceMs (2 ms).
     PhaseClock clock = rs_clock();
     clock.deadline_ms[0] = clock.deadline_ms[1] = 100;  // the senders' end: 101 ms
     clock.scatter_repair = true;
@@ -378,13 +378,20 @@ TEST(PhaseCloser, WithEveryTailInAShortSilenceIsEnoughHoweverLongThePhasesQuietT
     ASSERT_EQ(d.kind, Kind::ask_repair);
     EXPECT_FALSE(c.asks(0));
     EXPECT_TRUE(c.asks(1));
-    // The answers' window, 4 quiet times from the first ask (126 ms), is cut at the senders' end.
+    // The answers' window, 4 quiet times from when the quiet time ends (34 + 120 ms: no sooner
+    // than asking after the quiet time would close), is cut at the senders' end.
     d = c.decide(f, false, {true, at(7.5), 30}, at(101));
     EXPECT_EQ(d.kind, Kind::close);
     EXPECT_EQ(d.how, Close::deadline);
-    // Without reduce-scatter repair the phase closes early after the same short silence.
-    PhaseCloser plain(rs_clock());
+    // Without reduce-scatter repair nothing can be asked, and closing costs data: the phase still
+    // waits out the quiet time (a datagram can come after the tails when its sender moved cores).
+    PhaseClock no_repair = clock;
+    no_repair.scatter_repair = false;
+    PhaseCloser plain(no_repair);
     d = plain.decide(f, false, {true, at(4), 30}, at(6));
+    EXPECT_EQ(d.kind, Kind::wait);
+    EXPECT_EQ(d.until, at(34)) << "closing without repair after the short silence loses late datagrams";
+    d = plain.decide(f, false, {true, at(4), 30}, at(34));
     EXPECT_EQ(d.kind, Kind::close);
     EXPECT_EQ(d.how, Close::early);
     // A quiet time shorter than that is used as it is.
