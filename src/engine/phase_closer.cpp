@@ -161,7 +161,8 @@ CloseDecision PhaseCloser::before_close(std::span<const SenderFacts> senders, Cl
         if (now < quiet_until) return wait_until(std::min(close_at, quiet_until));
         return {CloseDecision::Kind::close, Close::early, {}};
     }
-    const Clock::time_point ask_from = after_ms(quiet.last_arrival, all_tails_silence_ms(quiet.quiet_ms));
+    const double silence_ms = all_tails_silence_ms(quiet.quiet_ms);
+    const Clock::time_point ask_from = after_ms(quiet.last_arrival, silence_ms);
     if (now < ask_from) return wait_until(std::min(close_at, ask_from));
     // Holes are asked for, and the answers get a few quiet times (never past the senders' ends):
     // all-gather holes make replicas differ, reduce-scatter holes are noise estimated in their
@@ -174,13 +175,12 @@ CloseDecision PhaseCloser::before_close(std::span<const SenderFacts> senders, Cl
         repair_end_ = std::min(
             close_at, after_ms(std::max(now, quiet_until), std::max(kRepairMinMs, kRepairQuiets * quiet.quiet_ms)));
         schedule_.asked_all(senders.size(), now);
-        return ask_repair(std::min(repair_end_, after_ms(now, RepairSchedule::kMinGapMs)));
+        return ask_repair(std::min(repair_end_, after_ms(now, kRepairMinMs)));
     }
     if (now >= repair_end_) return {CloseDecision::Kind::close, Close::early, {}};
     Clock::time_point next = repair_end_;
-    if (schedule_.take_due(senders, now, all_tails_silence_ms(quiet.quiet_ms), std::max(kRepairMinMs, quiet.quiet_ms),
-                           next))
-        return ask_repair(std::min(repair_end_, after_ms(now, RepairSchedule::kMinGapMs)));
+    if (schedule_.take_due(senders, now, silence_ms, kRepairMinMs, std::max(kRepairMinMs, quiet.quiet_ms), next))
+        return ask_repair(std::min(repair_end_, after_ms(now, kRepairMinMs)));
     return wait_until(next);
 }
 

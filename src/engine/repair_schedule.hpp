@@ -22,19 +22,17 @@ namespace optireduce {
 
 class RepairSchedule {
 public:
-    // Never asked again sooner than this after the last ask to the same sender.
-    static constexpr double kMinGapMs = 2;
-
     // Every one of `senders` was asked at `now`.
     void asked_all(std::size_t senders, Clock::time_point now) {
         asked_at_.assign(senders, now);
         due_.assign(senders, 1);
     }
     // Marks the senders due at `now` (still missing chunks; answered and then silent for
-    // `silence_ms`, or unanswered for `unanswered_ms` since their last ask) as asked now.
-    // False if none is, with `next` lowered to when the first will be.
-    bool take_due(std::span<const SenderFacts> senders, Clock::time_point now, double silence_ms, double unanswered_ms,
-                  Clock::time_point &next) {
+    // `silence_ms`, but never sooner than `min_gap_ms` after their last ask; or unanswered for
+    // `unanswered_ms` since it) as asked now. False if none is, with `next` lowered to when the
+    // first will be.
+    bool take_due(std::span<const SenderFacts> senders, Clock::time_point now, double silence_ms, double min_gap_ms,
+                  double unanswered_ms, Clock::time_point &next) {
         bool any = false;
         for (std::size_t s = 0; s < senders.size() && s < asked_at_.size(); ++s) {
             due_[s] = 0;
@@ -42,7 +40,7 @@ public:
             const Clock::time_point asked = asked_at_[s];
             Clock::time_point at = after_ms(asked, unanswered_ms);
             if (senders[s].last > asked)
-                at = std::min(at, std::max(after_ms(senders[s].last, silence_ms), after_ms(asked, kMinGapMs)));
+                at = std::min(at, std::max(after_ms(senders[s].last, silence_ms), after_ms(asked, min_gap_ms)));
             if (now >= at) {
                 due_[s] = 1;
                 asked_at_[s] = now;
