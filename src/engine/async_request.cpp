@@ -2,6 +2,7 @@
 
 #include "engine/comm_executor.hpp"
 #include "engine/comm_state.hpp"
+#include "engine/context.hpp"
 #include "engine/engine.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
@@ -159,7 +160,7 @@ int start_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::s
     if (g_live.load(std::memory_order_relaxed) != 0) sweep_detached();
     if (!comm.executor) {
         learn_request_status(comm);
-        comm.executor = std::make_unique<CommExecutor>();
+        comm.executor = std::make_unique<CommExecutor>(context().no_spare_core);
         OPTIREDUCE_LOG(debug, "nonblocking executor of a %d-rank communicator: %s", comm.size,
                        comm.executor->placement().c_str());
     }

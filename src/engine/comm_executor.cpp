@@ -7,8 +7,8 @@
 
 namespace optireduce {
 
-CommExecutor::CommExecutor() {
-    thread_ = start_placed_thread(&placement_, [this] {
+CommExecutor::CommExecutor(bool on_rank_cores) {
+    auto body = [this] {
         // SCHED_BATCH: a woken executor does not preempt the thread that woke it. Without it, on
         // a core with nothing idle, MPI_Iallreduce handed the core to the operation it had just
         // queued and returned only when the scheduler gave it back: 60-280 us inside the call at
@@ -16,8 +16,21 @@ CommExecutor::CommExecutor() {
         // operation still gets its share of the core while the application computes.
         sched_param param{};
         pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+        pthread_setname_np(pthread_self(), "optireduce-exec");  // for top -H, perf and the tests
         run();
-    });
+    };
+    if (!on_rank_cores) {
+        thread_ = start_placed_thread(&placement_, std::move(body));
+        return;
+    }
+    // With a rank on every core, a core off ours is another rank's: the executor placed there
+    // ran when that rank left its core, and our rank's wake-ups in MPI_Wait (kPokeEvery,
+    // async_request.hpp) took the core from that rank's executor. On our own cores it runs when
+    // our rank waits in MPI_Wait, or a tick into a long computation. On 2 local ranks,
+    // MPI_Iallreduce then MPI_Wait took 0.57-0.99x native Open MPI's time from 1 to 16 MiB,
+    // against 1.15-1.65x placed off the rank's core (docs/benchmarks.md §38).
+    placement_ = "the rank's own cores (a rank on every core of the node)";
+    thread_ = std::thread(std::move(body));
 }
 
 CommExecutor::~CommExecutor() {

@@ -20,7 +20,9 @@ namespace optireduce {
 
 class CommExecutor {
 public:
-    CommExecutor();
+    // `on_rank_cores`: this job has a rank on every core of the node (ProcessContext::
+    // no_spare_core), so the thread stays on the rank's own cores instead of going near the NIC.
+    explicit CommExecutor(bool on_rank_cores);
     ~CommExecutor();  // runs what is queued, then joins
     CommExecutor(const CommExecutor &) = delete;
     CommExecutor &operator=(const CommExecutor &) = delete;

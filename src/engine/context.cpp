@@ -23,10 +23,10 @@ std::mutex g_init_mutex;
 
 // Ranks of this job on this node, as the launcher announces it (Open MPI, MPICH hydra); read
 // from the environment because the lazy initialisation path cannot run a collective.
-bool node_is_oversubscribed() {
+long local_ranks() {
     for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
-        if (const char *v = std::getenv(var)) return std::atol(v) > sysconf(_SC_NPROCESSORS_ONLN);
-    return false;
+        if (const char *v = std::getenv(var)) return std::atol(v);
+    return 0;
 }
 
 int self_delete(MPI_Comm, int, void *, void *) {
@@ -37,7 +37,9 @@ int self_delete(MPI_Comm, int, void *, void *) {
 // Keyvals, the finalize hook and logging: everything after the configuration is known good.
 void finish_init(ProcessContext &c, Config config, const std::vector<std::string> &unknown) {
     c.config = std::move(config);
-    c.oversubscribed = node_is_oversubscribed();
+    const long ranks = local_ranks(), cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    c.oversubscribed = ranks > cpus;
+    c.no_spare_core = ranks >= cpus;
     log_configure(c.config.log, c.world_rank, c.config.log_limit);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_comm_state_attr, &c.comm_keyval, nullptr);
     // Hints, unlike engine state, are copied by MPI_Comm_dup, as MPI copies info hints.

@@ -31,6 +31,7 @@ struct ProcessContext {
     int self_keyval = MPI_KEYVAL_INVALID;
     int hints_keyval = MPI_KEYVAL_INVALID;  // per-communicator hints (engine/comm_hints.hpp)
     bool oversubscribed = false;            // more ranks of this job on this node than online CPUs
+    bool no_spare_core = false;             // at least as many ranks of this job on this node as online CPUs
 
     std::mutex mutex;                                               // everything below
     std::map<std::string, std::unique_ptr<RdmEndpoint>> endpoints;  // by provider name
