@@ -23,9 +23,13 @@ namespace {
 // several rounds (70 datagrams of a 7000-datagram stream in runs of 14) can tell it that the rest
 // was lost while the tail's other runs are still to be sent. At 1% loss such tails made the
 // training benchmark 4-8% slower in two runs; with the tail in one run it was not
-// (docs/benchmarks.md §36).
+// (docs/benchmarks.md §36). A run shorter than three datagrams (4 ranks, datagrams of 9000
+// bytes: runs of 2) caps the tail at one run too: a tail of 3 went out in two rounds, and a
+// sender that lost its core between them (4 ranks on 2 cores) had its receiver close early
+// without the stream's last datagram on a lossless network (§39).
 std::uint32_t tail_chunks(std::uint32_t chunks, std::size_t run) {
-    return std::min(chunks, std::max(3u, std::min(chunks / 100, static_cast<std::uint32_t>(run))));
+    const auto longest = static_cast<std::uint32_t>(std::max<std::size_t>(run, 1));
+    return std::min({chunks, longest, std::max(3u, chunks / 100)});
 }
 
 }  // namespace
@@ -98,12 +102,15 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run, std::size_t max_
     const std::uint32_t tail_from = s.chunks - tail_chunks(s.chunks, s.run);
     const auto end = static_cast<std::uint32_t>(s.sent) + count;
     if (end > tail_from && end < s.chunks && s.sent < tail_from) count = tail_from - static_cast<std::uint32_t>(s.sent);
+    // Only the run that ends the stream carries the flag: one cut short by the queue budget's
+    // share (or the order's gaps in the all-gather) leaves some of the tail to a later round.
+    const bool ends_stream = s.sent + count == s.chunks;
     for (std::uint32_t i = 0; i < count; ++i) {
         const std::uint32_t c = first + i;
         header_.chunk = c;
         // The last datagrams this peer gets in the phase, in sending order.
-        header_.flags = static_cast<std::uint8_t>(
-            base_flags_ | (s.sent + i + tail_chunks(s.chunks, s.run) >= s.chunks ? wire::kTail : 0) | early_);
+        const bool tail = ends_stream && s.sent + i >= tail_from;
+        header_.flags = static_cast<std::uint8_t>(base_flags_ | (tail ? wire::kTail : 0) | early_);
         header_.payload_len = static_cast<std::uint16_t>(segment_of(s.len, F_, c).count * sizeof(float));
         wire::encode(header_, std::span<std::byte, wire::kHeaderBytes>(s.headers.data() + i * wire::kHeaderBytes,
                                                                        wire::kHeaderBytes));

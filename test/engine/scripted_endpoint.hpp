@@ -1,9 +1,9 @@
 // A datagram channel that runs a script instead of a network, for the engine's sending, fault and
 // hole-vote tests: send_runs takes the first `accept` datagrams of each run (a full queue
 // takes fewer; `room_per_call` caps a whole call) and records every datagram sent; poll hands
-// over `arrivals` datagrams. With `drain_rate` set, a link behind it drains what was sent at that
-// many bytes per second (real time), send_runs takes no more than `capacity` bytes queued, and
-// queued_bytes reports them.
+// over `arrivals` datagrams; each sent datagram records which send_runs call handed it over. With `drain_rate` set, a
+// link behind it drains what was sent at that many bytes per second (real time), send_runs takes no more than
+// `capacity` bytes queued, and queued_bytes reports them.
 #pragma once
 
 #include "transport/dgram_endpoint.hpp"
@@ -27,10 +27,11 @@ public:
     int send(fi_addr_t dest, std::span<const std::byte> header, std::span<const std::byte> payload) override {
         std::vector<std::byte> d(header.begin(), header.end());
         d.insert(d.end(), payload.begin(), payload.end());
-        sent.push_back({dest, std::move(d)});
+        sent.push_back({dest, std::move(d), calls});
         return 0;
     }
     int send_runs(std::span<const DgramRun> runs, std::span<std::size_t> out) override {
+        ++calls;
         drain_link();
         std::size_t call_room = room_per_call;
         for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -72,8 +73,10 @@ public:
     struct Sent {
         fi_addr_t dest;
         std::vector<std::byte> bytes;
+        std::size_t call;  // the send_runs call that handed it over (0: a single send)
     };
     std::vector<Sent> sent;
+    std::size_t calls = 0;  // send_runs calls so far
     std::size_t accept = 1000;
     std::size_t arrivals = 0;
     // > 0: each send_runs takes at most this many datagrams in all, in the order of its runs (a

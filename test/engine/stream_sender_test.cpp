@@ -192,6 +192,71 @@ TEST_F(Fixture, AStreamsTailGoesInItsLastRun) {
     EXPECT_EQ(order.front(), 2000 - order.size()) << "the tail is not the stream's last datagrams";
 }
 
+// A receiver closes early once it has a tail datagram from every sender and its link went quiet
+// (PhaseCloser::before_close): every flagged datagram to `dest` must be handed over in the same
+// call as everything after it, or a sender that loses its core between two rounds has its
+// receiver close without the rest. Returns how many were flagged.
+std::size_t expect_tail_in_one_call(const test::ScriptedEndpoint &script, fi_addr_t dest, std::size_t datagrams) {
+    std::size_t n = 0, flagged = 0, first_flagged = 0, tail_call = 0;
+    for (const auto &d : script.sent) {
+        if (d.dest != dest) continue;
+        if (flagged > 0) {
+            EXPECT_EQ(d.call, tail_call) << "datagram " << n << " sent a round after the tail began";
+        }
+        if ((std::to_integer<std::uint8_t>(d.bytes[6]) & wire::kTail) != 0 && flagged++ == 0) {
+            first_flagged = n;
+            tail_call = d.call;
+        }
+        ++n;
+    }
+    EXPECT_EQ(n, datagrams);
+    EXPECT_GE(flagged, 1u) << "no tail: the receiver can never close early";
+    EXPECT_EQ(first_flagged + flagged, n) << "the flagged datagrams are not the stream's last";
+    return flagged;
+}
+
+TEST_F(Fixture, ATailLongerThanARunIsCutToOneRun) {
+    // Four ranks, datagrams of MTU 9000: runs of 2, shorter than the three-datagram tail. A
+    // tail sent in two rounds closed a lossless network's phase without its last chunk (a
+    // sender of 4 ranks on 2 cores lost its core in between; docs/benchmarks.md §39).
+    b.peers = {100, 101, 102, 103};
+    b.pacer = SendPacer(4);
+    b.floats_per_datagram = 2240;
+    bytes.assign(4, 0);
+    seconds.assign(4, 0);
+    ASSERT_EQ(incast_run(16, 3, wire::kHeaderBytes + 2240 * sizeof(float), 30), 2u);
+    std::vector<float> big(2240 * 30 - 500, 1.0f);  // 30 datagrams, the last one partial
+    StreamSender s(b, wire::Header{}, bytes, seconds);
+    for (int k = 1; k < 4; ++k) s.add_stream(k, big.data(), big.size());
+    s.all_ready();
+    s.send_all(Clock::now() + std::chrono::seconds(5), QueueDeadline{Clock::now() + std::chrono::seconds(5)}, [] {});
+    s.finish();
+    for (fi_addr_t dest : {101u, 102u, 103u}) EXPECT_EQ(expect_tail_in_one_call(*script, dest, 30), 2u);
+}
+
+TEST_F(Fixture, ATailTheQueueBudgetSplitsIsFlaggedOnlyInItsLastPart) {
+    // Behind a full queue the budget lets a datagram or two through per round: the stream's
+    // last run is cut into pieces, and only the piece that ends the stream may say so.
+    script->drain_rate = 2e6;
+    script->capacity = 16 * 1024 * 1024;
+    b.host_drain_rate = 2e6;
+    b.peers = {100, 101};
+    b.pacer = SendPacer(2);
+    b.floats_per_datagram = 256;  // 1 KiB of payload per datagram
+    bytes.assign(2, 0);
+    seconds.assign(2, 0);
+    std::vector<float> big(256 * 300, 1.0f);  // 300 KiB: 128 KiB at once, the rest at the link's pace
+    StreamSender s(b, wire::Header{}, bytes, seconds);
+    s.add_stream(1, big.data(), big.size());
+    s.all_ready();
+    const Clock::time_point t0 = Clock::now();
+    s.send_all(t0 + std::chrono::seconds(5), QueueDeadline{t0}, [] {});
+    s.finish();
+    EXPECT_FALSE(s.gave_up());
+    EXPECT_GT(script->calls, 100u) << "the budget never split the stream: the case is not exercised";
+    expect_tail_in_one_call(*script, 101, 300);
+}
+
 TEST(IncastRun, DividesTheBudgetAmongTheSendersWithinTheChannelsRun) {
     EXPECT_EQ(incast_run(44, 3, 1472, 7000), 14u);  // 4 ranks, MTU 1500
     EXPECT_EQ(incast_run(44, 1, 1472, 7000), 44u);  // 2 ranks
