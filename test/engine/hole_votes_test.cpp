@@ -69,11 +69,13 @@ struct Ranks {
         auto queue = std::move(net.sent);
         net.sent.clear();
         std::bernoulli_distribution lost(loss);
-        for (auto &[dest, d] : queue) {
+        for (auto &sent : queue) {
             if (lost(rng)) continue;
+            const std::vector<std::byte> &d = sent.bytes;
             const wire::Decoded dec = wire::decode(d);
             ASSERT_TRUE(dec.header);
-            EXPECT_STREQ(votes[dest].on_vote(kKey, *dec.header, std::span(d).subspan(wire::kHeaderBytes), arrival), "");
+            EXPECT_STREQ(votes[sent.dest].on_vote(kKey, *dec.header, std::span(d).subspan(wire::kHeaderBytes), arrival),
+                         "");
         }
     }
 };
