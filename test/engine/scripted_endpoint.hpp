@@ -1,9 +1,10 @@
 // A datagram channel that runs a script instead of a network, for the engine's sending, fault and
 // hole-vote tests: send_runs takes the first `accept` datagrams of each run (a full queue
 // takes fewer; `room_per_call` caps a whole call) and records every datagram sent; poll hands
-// over `arrivals` datagrams; each sent datagram records which send_runs call handed it over. With `drain_rate` set, a
-// link behind it drains what was sent at that many bytes per second (real time), send_runs takes no more than
-// `capacity` bytes queued, and queued_bytes reports them.
+// over `arrivals` datagrams; each sent datagram records which send_runs call handed it over.
+// With `drain_rate` set, a link behind it drains what was sent at that many bytes per second
+// (real time), send_runs takes no more than `capacity` bytes queued, and queued_bytes reports
+// them.
 #pragma once
 
 #include "transport/dgram_endpoint.hpp"
