@@ -74,7 +74,7 @@ public:
     struct Sent {
         fi_addr_t dest;
         std::vector<std::byte> bytes;
-        std::size_t call;  // the send_runs call that handed it over (0: a single send)
+        std::size_t call;  // the send_runs call that handed it over (a direct send: calls so far)
     };
     std::vector<Sent> sent;
     std::size_t calls = 0;  // send_runs calls so far
