@@ -227,29 +227,6 @@ TEST_F(Fixture, ATailLongerThanARunIsCutToOneRun) {
     for (fi_addr_t dest : {101u, 102u, 103u}) EXPECT_EQ(expect_tail_in_one_call(*script, dest, 30), 2u);
 }
 
-TEST_F(Fixture, ATailTheQueueBudgetSplitsIsFlaggedOnlyInItsLastPart) {
-    // Behind a full queue the budget lets a datagram or two through per round: the stream's
-    // last run is cut into pieces, and only the piece that ends the stream may say so.
-    script->drain_rate = 2e6;
-    script->capacity = 16 * 1024 * 1024;
-    b.host_drain_rate = 2e6;
-    b.peers = {100, 101};
-    b.pacer = SendPacer(2);
-    b.floats_per_datagram = 256;  // 1 KiB of payload per datagram
-    bytes.assign(2, 0);
-    seconds.assign(2, 0);
-    std::vector<float> big(256 * 300, 1.0f);  // 300 KiB: 128 KiB at once, the rest at the link's pace
-    StreamSender s(b, wire::Header{}, bytes, seconds);
-    s.add_stream(1, big.data(), big.size());
-    s.all_ready();
-    const Clock::time_point t0 = Clock::now();
-    s.send_all(t0 + std::chrono::seconds(5), QueueDeadline{t0}, [] {});
-    s.finish();
-    EXPECT_FALSE(s.gave_up());
-    EXPECT_GT(script->calls, 100u) << "the budget never split the stream: the case is not exercised";
-    expect_tail_in_one_call(*script, 101, 300);
-}
-
 TEST(IncastRun, DividesTheBudgetAmongTheSendersWithinTheChannelsRun) {
     EXPECT_EQ(incast_run(44, 3, 1472, 7000), 14u);  // 4 ranks, MTU 1500
     EXPECT_EQ(incast_run(44, 1, 1472, 7000), 44u);  // 2 ranks
