@@ -442,8 +442,8 @@ def page(runs, setup, command, rows, svgs, page_dir):
         "Data-parallel training, time to accuracy, for bounded mode (`liboptireduce.so` "
         "preloaded, `OPTIREDUCE_MODE=bounded`) against native Open MPI and Gloo, from the last "
         "full run of `scripts/train/bench-training.sh`. Everything below is generated from that "
-        "run's raw files in [%s/](%s/). Earlier measurements, their analysis and the "
-        "micro-benchmarks are in [benchmarks.md](benchmarks.md)." % (rel, rel),
+        "run's raw files in [%s/](%s/). Earlier measurements and their analysis are "
+        "dated notes, listed in [notes/](notes/README.md)." % (rel, rel),
         "",
         "**Time ratio: bounded's time divided by the other's; below 1 is faster.** CPU ratios "
         "are read the same way: bounded's CPU per step divided by the other's, below 1 is less "
