@@ -263,6 +263,29 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     enable(st, ctx, *id, local);
 }
 
+// The wire format of the engine's data: 32-bit floats, the only one so far.
+constexpr const char *kWireCodec = "fp32";
+
+// The job summary's record of a communicator just set up, kept by its rank 0 only (so each
+// communicator is listed once); the caller holds ctx.mutex.
+void list_in_summary(CommState &st, ProcessContext &ctx) {
+    int rank = 0;
+    PMPI_Comm_rank(st.comm, &rank);  // an intercommunicator is listed once per group
+    if (rank != 0) return;
+    if (ctx.comm_summaries.size() >= ProcessContext::kMaxCommSummaries) {
+        ++ctx.comm_summaries_unlisted;
+        return;
+    }
+    CommSummary s;
+    PMPI_Comm_size(st.comm, &s.ranks);  // an intercommunicator's local group, like its rank
+    s.mode = to_string(ctx.config.mode);
+    s.fallback = st.enabled ? "" : st.fallback_reason;
+    s.channel = !st.enabled ? "mpi" : st.bounded ? st.bounded->channel->endpoint->provider() : st.endpoint->provider();
+    s.codec = st.enabled ? kWireCodec : "";
+    st.summary_slot = static_cast<int>(ctx.comm_summaries.size());
+    ctx.comm_summaries.push_back(std::move(s));
+}
+
 }  // namespace
 
 CommState *comm_state_for(MPI_Comm comm) {
@@ -301,6 +324,7 @@ CommState *comm_state_for(MPI_Comm comm) {
     {
         std::lock_guard lock(ctx.mutex);
         ctx.comms.push_back(raw);
+        list_in_summary(*raw, ctx);
     }
     PMPI_Comm_set_attr(comm, ctx.comm_keyval, raw);
     return raw;
@@ -315,6 +339,7 @@ int delete_comm_state_attr(MPI_Comm, int, void *attr, void *) {
     {
         std::lock_guard lock(ctx.mutex);
         ctx.comms.erase(std::remove(ctx.comms.begin(), ctx.comms.end(), st), ctx.comms.end());
+        if (st->summary_slot >= 0) ctx.comm_summaries[static_cast<std::size_t>(st->summary_slot)].calls = st->next_seq;
         if (st->enabled) ctx.used_comm_ids.reset(st->comm_id);
     }
     if (st->bounded) st->bounded->channel->router.remove_comm(st->bounded->key);

@@ -44,6 +44,7 @@ public:
     std::uint64_t min_bytes = 0;
     std::uint64_t max_count = UINT64_MAX;  // CommFacts::max_count
     std::uint32_t next_seq = 0;            // eligible calls so far; identical on every rank
+    int summary_slot = -1;                 // in ProcessContext::comm_summaries, if listed there
 
     // Bounded mode (endpoint is then nullptr): the datagram channel and what it needs.
     struct Bounded {

@@ -138,7 +138,16 @@ void on_mpi_finalize() {
     // complete.
     complete_all_requests();
     arm_exit_fault();
-    write_job_summary(c.config, c.world_rank);
+    std::vector<CommSummary> comms;
+    std::uint64_t unlisted = 0;
+    {
+        std::lock_guard lock(c.mutex);
+        for (const CommState *st : c.comms)
+            if (st->summary_slot >= 0) c.comm_summaries[static_cast<std::size_t>(st->summary_slot)].calls = st->next_seq;
+        comms = c.comm_summaries;
+        unlisted = c.comm_summaries_unlisted;
+    }
+    write_job_summary(c.config, c.world_rank, comms, unlisted);
     // Deleting the attribute runs delete_comm_state_attr, which unregisters the state.
     std::vector<CommState *> live;
     {

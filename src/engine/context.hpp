@@ -5,6 +5,7 @@
 
 #include "config/config.hpp"
 #include "engine/dgram_channel.hpp"
+#include "telemetry/job_summary.hpp"
 #include "transport/rdm_endpoint.hpp"
 #include "transport/tag.hpp"
 
@@ -37,6 +38,12 @@ struct ProcessContext {
     std::map<std::string, std::unique_ptr<RdmEndpoint>> endpoints;  // by provider name
     std::vector<CommState *> comms;                                 // live, set up
     std::bitset<tag::kMaxCommIds> used_comm_ids;
+    // The job summary's list of communicators this rank is rank 0 of, freed ones included; a
+    // program that creates communicators without end gets the first kMaxCommSummaries listed
+    // and the rest counted, so the list's memory stays bounded.
+    static constexpr std::size_t kMaxCommSummaries = 256;
+    std::vector<CommSummary> comm_summaries;
+    std::uint64_t comm_summaries_unlisted = 0;
 
     std::unique_ptr<DgramChannel> dgram;  // bounded mode's, opened on first use
 

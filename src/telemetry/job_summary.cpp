@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -59,8 +60,76 @@ Lateness slowest_peers(const std::vector<std::uint64_t> &late_by_rank, std::size
     return out;
 }
 
+// Every rank's CommSummary records, gathered to rank 0 as text lines "ranks mode channel codec
+// calls fallback" (tab-separated; the reason last, the only field with spaces), in world-rank order.
+std::vector<CommSummary> gather_comms(const std::vector<CommSummary> &mine, int world_rank, int ranks) {
+    std::string text;
+    for (const CommSummary &c : mine) {
+        std::string reason = c.fallback;
+        std::replace_if(reason.begin(), reason.end(), [](char ch) { return ch == '\t' || ch == '\n'; }, ' ');
+        text += std::to_string(c.ranks) + '\t' + c.mode + '\t' + c.channel + '\t' + c.codec + '\t' +
+                std::to_string(c.calls) + '\t' + reason + '\n';
+    }
+    const int length = static_cast<int>(text.size());
+    std::vector<int> lengths(world_rank == 0 ? static_cast<std::size_t>(ranks) : 0), offsets(lengths.size());
+    PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int total = 0;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+        offsets[r] = total;
+        total += lengths[r];
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    PMPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
+                 MPI_COMM_WORLD);
+    std::vector<CommSummary> out;
+    std::istringstream lines(all);
+    for (std::string line; std::getline(lines, line);) {
+        std::array<std::string, 6> f;
+        std::size_t from = 0;
+        for (std::size_t i = 0; i + 1 < f.size(); ++i) {
+            const std::size_t tab = line.find('\t', from);
+            f[i] = line.substr(from, tab - from);
+            from = tab + 1;
+        }
+        f[5] = line.substr(from);
+        out.push_back({std::stoi(f[0]), f[1], f[2], f[3], f[5], std::stoull(f[4])});
+    }
+    return out;
+}
+
+// One communicator as the summary's text shows it.
+std::string describe(const CommSummary &c) {
+    std::string s = std::to_string(c.ranks) + (c.ranks == 1 ? " rank, " : " ranks, ");
+    if (!c.fallback.empty()) return s + "engine off (" + c.fallback + ")";
+    return s + "mode " + c.mode + ", channel " + c.channel + ", codec " + c.codec + ", " + std::to_string(c.calls) +
+           " engine calls";
+}
+
+// The communicators in the text summary: the first few; the JSON file has them all.
+constexpr std::size_t kCommLines = 16;
+
+void print_comms(const std::vector<CommSummary> &comms, std::uint64_t unlisted) {
+    for (std::size_t i = 0; i < comms.size() && i < kCommLines; ++i)
+        std::fprintf(stderr, "optireduce[0] stats: communicator %zu: %s\n", i + 1, describe(comms[i]).c_str());
+    const std::uint64_t more = (comms.size() > kCommLines ? comms.size() - kCommLines : 0) + unlisted;
+    if (more)
+        std::fprintf(stderr, "optireduce[0] stats: communicators: %llu more not shown%s\n",
+                     static_cast<unsigned long long>(more),
+                     unlisted ? "" : " (OPTIREDUCE_STATS_FILE lists them)");
+}
+
+// JSON string contents: the reasons are the library's own words, but quote them safely anyway.
+std::string json_escaped(const std::string &s) {
+    std::string out;
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') out += '\\';
+        if (static_cast<unsigned char>(ch) >= 0x20) out += ch;
+    }
+    return out;
+}
+
 void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h, const Lateness &slow,
-                   const Accuracy &acc) {
+                   const Accuracy &acc, const std::vector<CommSummary> &comms, std::uint64_t unlisted) {
     // First line: machine-readable key=value pairs (tests and scripts parse it).
     std::fprintf(stderr, "optireduce[0] stats: ranks=%d", ranks);
     for (std::size_t i = 0; i < totals.size(); ++i)
@@ -71,6 +140,7 @@ void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h,
                  "p50 %.1f us, p99 %.1f us, max %.1f us\n",
                  static_cast<unsigned long long>(h.count()), h.percentile_ns(0.50) / 1e3, h.percentile_ns(0.99) / 1e3,
                  static_cast<double>(h.max_ns()) / 1e3);
+    print_comms(comms, unlisted);
     if (total_of(totals, "bounded_calls") == 0) return;
     std::fprintf(stderr,
                  "optireduce[0] stats: bounded: entries lost %.4f%% in reduce-scatter, %.4f%% in all-gather; "
@@ -105,7 +175,8 @@ void print_summary(int ranks, const Counters &totals, const LatencyHistogram &h,
 }
 
 void write_json(const char *path, int ranks, const Counters &totals, const std::vector<std::uint64_t> &per_rank,
-                const LatencyHistogram &h, const Lateness &slow, const Accuracy &acc) {
+                const LatencyHistogram &h, const Lateness &slow, const Accuracy &acc,
+                const std::vector<CommSummary> &comms, std::uint64_t unlisted) {
     std::FILE *f = std::fopen(path, "w");
     if (!f) {
         std::fprintf(stderr, "optireduce[0] warn: cannot write OPTIREDUCE_STATS_FILE=%s; check the path\n", path);
@@ -128,6 +199,17 @@ void write_json(const char *path, int ranks, const Counters &totals, const std::
                  "  \"accuracy\": {\"error_estimate_mean\": %.6g, \"error_estimate_max\": %.6g, "
                  "\"drift_estimate_max\": %.6g},\n",
                  bounded ? acc.error_sum / static_cast<double>(bounded) : 0.0, acc.error_max, acc.drift_max);
+    std::fprintf(f, "  \"communicators\": [");
+    for (std::size_t i = 0; i < comms.size(); ++i) {
+        const CommSummary &c = comms[i];
+        std::fprintf(f,
+                     "%s\n    {\"ranks\": %d, \"engine\": %s, \"mode\": \"%s\", \"channel\": \"%s\", \"codec\": "
+                     "\"%s\", \"calls\": %llu, \"fallback\": \"%s\"}",
+                     i ? "," : "", c.ranks, c.fallback.empty() ? "true" : "false", c.mode.c_str(), c.channel.c_str(),
+                     c.codec.c_str(), static_cast<unsigned long long>(c.calls), json_escaped(c.fallback).c_str());
+    }
+    std::fprintf(f, "%s],\n  \"communicators_unlisted\": %llu,\n", comms.empty() ? "" : "\n  ",
+                 static_cast<unsigned long long>(unlisted));
     std::fprintf(f, "  \"per_rank\": [\n");
     for (int r = 0; r < ranks; ++r) {
         std::fprintf(f, "    {\"rank\": %d", r);
@@ -143,7 +225,8 @@ void write_json(const char *path, int ranks, const Counters &totals, const std::
 
 }  // namespace
 
-void write_job_summary(const Config &config, int world_rank) {
+void write_job_summary(const Config &config, int world_rank, const std::vector<CommSummary> &my_comms,
+                       std::uint64_t my_unlisted) {
     int ranks = 0;
     PMPI_Comm_size(MPI_COMM_WORLD, &ranks);
     // One reading of this rank's counters for the integer totals and the error estimates alike.
@@ -184,10 +267,15 @@ void write_job_summary(const Config &config, int world_rank) {
     acc.error_max = job_max[0];
     acc.drift_max = job_max[1];
 
+    const std::vector<CommSummary> comms = gather_comms(my_comms, world_rank, ranks);
+    std::uint64_t unlisted = 0;
+    PMPI_Reduce(&my_unlisted, &unlisted, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+
     if (world_rank != 0) return;
     const Lateness slow = slowest_peers(late_sum, 5);
-    if (config.stats) print_summary(ranks, totals, job, slow, acc);
-    if (!config.stats_file.empty()) write_json(config.stats_file.c_str(), ranks, totals, per_rank, job, slow, acc);
+    if (config.stats) print_summary(ranks, totals, job, slow, acc, comms, unlisted);
+    if (!config.stats_file.empty())
+        write_json(config.stats_file.c_str(), ranks, totals, per_rank, job, slow, acc, comms, unlisted);
 }
 
 }  // namespace optireduce

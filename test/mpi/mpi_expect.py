@@ -50,6 +50,9 @@ def parse_args():
                    help="the 'optireduce[0] stats:' line must match EXPECTED_TOTALS")
     p.add_argument("--stats-file", metavar="PATH",
                    help="the JSON summary at PATH must match EXPECTED_TOTALS / EXPECTED_RANK")
+    p.add_argument("--stats-comm", action="append", default=[], metavar="KEY=VALUE,...",
+                   help="the --stats-file JSON lists a communicator with these fields (e.g. "
+                        "ranks=3,mode=exact,channel=shm,codec=fp32,engine=true)")
     p.add_argument("command", nargs=argparse.REMAINDER)
     args = p.parse_args()
     if args.command[:1] == ["--"]:
@@ -130,6 +133,20 @@ def check_stats_file(path, totals, ranks, problems):
             check_counters(f"stats file per_rank[{r}]", entry, ranks[r], problems)
         else:
             problems.append(f"stats file: per_rank entry for unknown rank {r!r}")
+
+
+def check_stats_comms(path, specs, problems):
+    """Each spec names a communicator the JSON summary must list (values compared as JSON text)."""
+    try:
+        with open(path) as f:
+            comms = json.load(f).get("communicators", [])
+    except (OSError, ValueError) as e:
+        problems.append(f"stats file {path}: {e}")
+        return
+    for spec in specs:
+        want = dict(kv.split("=", 1) for kv in spec.split(","))
+        if not any(all(json.dumps(c.get(k)).strip('"') == v for k, v in want.items()) for c in comms):
+            problems.append(f"stats file lists no communicator with {spec}; it lists {comms}")
 
 
 def count_matches(text, spec, stream, problems):
@@ -215,6 +232,11 @@ def main():
                 check_stats_line(run.stderr, totals, problems)
             if args.stats_file:
                 check_stats_file(args.stats_file, totals, ranks, problems)
+    if args.stats_comm:
+        if not args.stats_file:
+            problems.append("--stats-comm needs --stats-file")
+        else:
+            check_stats_comms(args.stats_file, args.stats_comm, problems)
 
     for p in problems:
         print(f"FAIL: {p}")
