@@ -71,7 +71,7 @@ if ((pairs > 0)); then
   exit 0
 fi
 
-# The datagram channel moves about a quarter of the link (docs/benchmarks.md section 6), so a
+# The datagram channel moves about a quarter of the link (docs/notes/2026-12-02-bounded-mode-udp-provider.md), so a
 # 64 MiB phase takes longer than the default 1 s deadline cap: the cost runs raise the cap so
 # every operation completes and the two settings are timed doing the same work.
 for pass in 1 2 3 4; do

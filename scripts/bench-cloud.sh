@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-cloud.sh: the bounded-mode benchmarks of docs/benchmarks.md on the emulated cloud (4
+# bench-cloud.sh: the bounded-mode benchmarks (dated notes under docs/notes/) on the emulated cloud (4
 # hosts at 1 Gbit/s, scripts/cloud/): native Open MPI (TCP), the library in exact mode (its
 # reliable channel, tcp;ofi_rxm across hosts) and in bounded mode (udp datagrams), under
 #   clean      no loss

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Turns OUTDIR/accuracy.txt of scripts/bench-accuracy.sh into the tables of docs/benchmarks.md
+"""Turns OUTDIR/accuracy.txt of scripts/bench-accuracy.sh into the tables of a dated note (docs/notes/)
 (section 9) and one PNG: NMSE and largest error against packet loss, transform on and off.
 
 usage: scripts/plot-accuracy.py RESULTS_DIR PNG_PATH

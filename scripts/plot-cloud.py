@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Turns the per-iteration timings of scripts/bench-cloud.sh into the tables of docs/benchmarks.md
+"""Turns the per-iteration timings of scripts/bench-cloud.sh into the tables of a dated note (docs/notes/)
 and one latency-CDF PNG per condition.
 
 usage: scripts/plot-cloud.py RESULTS_DIR PNG_DIR

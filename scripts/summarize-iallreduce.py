@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Medians over runs of optireduce-bench --nonblocking or --threads outputs (docs/benchmarks.md 12).
+"""Medians over runs of optireduce-bench --nonblocking or --threads outputs (docs/notes/2026-12-03-iallreduce.md).
 
 usage: scripts/summarize-iallreduce.py FILE...   (all of one kind: the first file's header decides)
 

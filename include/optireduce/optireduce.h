@@ -46,7 +46,7 @@ typedef struct optireduce_op_report {
     /* Estimated relative error ||result - exact|| / ||result|| of this rank's result: 0 when
      * nothing was lost anywhere this rank heard of. An estimate from the loss map and the data's
      * spread across ranks, not a bound: it came within 3 - 6% of the measured error on the
-     * emulated cloud (docs/benchmarks.md 9.2) and is designed to be within a factor of 2. */
+     * emulated cloud (docs/notes/2026-12-02-hadamard-accuracy.md) and is designed to be within a factor of 2. */
     double error_estimate;
     /* The part of error_estimate from this rank's own fills of lost phase-2 chunks: the only
      * part in which ranks' results differ. 0 means this rank filled nothing; the ranks hold the

@@ -80,7 +80,7 @@ const char *spelling_of(E value) {
     return "?";
 }
 
-// The table. Defaults are justified in docs/configuration.md's notes and docs/benchmarks.md.
+// The table. Defaults are justified in docs/configuration.md's notes and the dated notes under docs/notes/.
 constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_MODE", KnobType::enumeration, "bounded", kAllowed<Mode>, 0, 0, true,
              "bounded: Transpose AllReduce over unreliable datagrams with a deadline per phase; "
@@ -99,7 +99,7 @@ constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_SEGMENT_BYTES", KnobType::bytes, "4194304", "4K..64M", 4 * KiB, 64 * MiB, true,
              "exact mode: largest message the engine sends; shards are split into segments of this size so "
              "reduction and the all-gather start before a whole shard has arrived. The default "
-             "is large because each message costs a handshake on shm (docs/benchmarks.md)",
+             "is large because each message costs a handshake on shm",
              &Config::segment_bytes},
     KnobSpec{"OPTIREDUCE_DGRAM_PROVIDER", KnobType::identifier, "auto",
              "auto, kernel, or a libfabric provider with FI_EP_DGRAM", 0, 0, true,
@@ -158,7 +158,7 @@ constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_HADAMARD", KnobType::enumeration, "auto", kAllowed<Hadamard>, 0, 0, true,
              "bounded mode: randomized Hadamard transform of the vector before it travels, so a "
              "lost datagram becomes small noise spread over many coordinates instead of a hole "
-             "(docs/benchmarks.md measures its cost). auto: on wherever the datagram channel "
+             "(docs/architecture.md). auto: on wherever the datagram channel "
              "runs, which is the only place data can be lost; the reliable channel never "
              "transforms, so on is the same as auto",
              &Config::hadamard},

@@ -84,7 +84,7 @@ void BoundedOperation::run() {
         // send rounds, and while it waits), so the progress thread stands aside for all of it,
         // not only for the waits: two threads draining one socket took turns at the router's
         // lock and each other's cores, and the sending thread lost its turn at the link
-        // (docs/benchmarks.md §20). During the transform above it still drains for us.
+        // (docs/notes/2026-12-05-one-thread-drains.md). During the transform above it still drains for us.
         const ProgressThread::Aside aside(b_.channel->progress.get());
         // The all-gather's streams: our reduced shard to every peer, each chunk as soon as it is
         // reduced, the first ones while the reduce-scatter still runs.

@@ -14,8 +14,8 @@
 // contributions are in (the first ones while phase 1 still runs), the rest after phase 1 closed; the phase closes the
 // same way, and a reduced chunk that did not arrive is filled with our own contribution times N. No barrier before
 // either phase: datagrams that arrive before this rank opened the operation are held by the router and replayed. The
-// inverse transform runs at every rank over the whole vector (docs/benchmarks.md explains why there rather than at each
-// shard's owner).
+// inverse transform runs at every rank over the whole vector, not at each shard's owner
+// (docs/notes/2026-12-02-hadamard-accuracy.md says why).
 //
 // The result is written to the user's buffer once, after both phases closed; nothing from the
 // network can reach it after the call returned, because the router only places into staging of

@@ -12,7 +12,7 @@ CommExecutor::CommExecutor(bool on_rank_cores) {
         // SCHED_BATCH: a woken executor does not preempt the thread that woke it. Without it, on
         // a core with nothing idle, MPI_Iallreduce handed the core to the operation it had just
         // queued and returned only when the scheduler gave it back: 60-280 us inside the call at
-        // 64 KiB - 1 MiB on 2 local ranks, against 4 us with it (docs/benchmarks.md 12.6). The
+        // 64 KiB - 1 MiB on 2 local ranks, against 4 us with it (docs/notes/2026-12-03-iallreduce.md). The
         // operation still gets its share of the core while the application computes.
         sched_param param{};
         pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
@@ -28,7 +28,7 @@ CommExecutor::CommExecutor(bool on_rank_cores) {
     // async_request.hpp) took the core from that rank's executor. On our own cores it runs when
     // our rank waits in MPI_Wait, or a tick into a long computation. On 2 local ranks,
     // MPI_Iallreduce then MPI_Wait took 0.57-0.99x native Open MPI's time from 1 to 16 MiB,
-    // against 1.15-1.65x placed off the rank's core (docs/benchmarks.md §38).
+    // against 1.15-1.65x placed off the rank's core (docs/notes/2026-12-07-executor-on-own-core.md).
     placement_ = "the rank's own cores (a rank on every core of the node)";
     thread_ = std::thread(std::move(body));
 }

@@ -9,12 +9,12 @@
 // offloaded send: 44 datagrams of 1472 bytes), at least one datagram. On the emulated cloud
 // (4 hosts at 1 Gbit/s, each link a token bucket of 1 ms) runs of 44 datagrams made osu_allreduce
 // 8-20% slower than runs of 14-16 from 256 KiB to 32 MiB, and the kernel's time in the links'
-// shapers grew with them (docs/benchmarks.md §36); runs of 11 cost more system calls than they
-// saved. A job of two ranks has one sender per receiver and keeps the channel's runs, and so
-// does a stream that fits in one: a small operation's whole phase is then one burst per sender,
-// and splitting it put a loop iteration (or a lost core) between the halves that its deadline,
-// a fraction of a millisecond, did not cover (a training job's 112 KB allreduces closed 10x as
-// many phases at the deadline).
+// shapers grew with them (docs/notes/2026-12-07-runs-sized-for-receiver.md); runs of 11 cost
+// more system calls than they saved. A job of two ranks has one sender per receiver and keeps
+// the channel's runs, and so does a stream that fits in one: a small operation's whole phase is
+// then one burst per sender, and splitting it put a loop iteration (or a lost core) between the
+// halves that its deadline, a fraction of a millisecond, did not cover (a training job's 112 KB
+// allreduces closed 10x as many phases at the deadline).
 #pragma once
 
 #include <algorithm>

@@ -85,8 +85,8 @@ public:
     // QueueBudget::kAlwaysQueued (the whole cap when the rate is unknown or slow). At 1 Gbit/s
     // that is 500 KB (about 290 chunks per request in the 10.5 M-parameter benchmark), where the
     // fixed 128 KB cap answered about 90 and a rank that missed 500 had to ask six times
-    // (docs/benchmarks.md §27); behind a link cut to 90 Mbit/s it stays 128 KB (12 ms of that
-    // link).
+    // (docs/notes/2026-12-06-clean-network-loss-send-rounds.md); behind a link cut to 90 Mbit/s
+    // it stays 128 KB (12 ms of that link).
     static constexpr Clock::duration kAnswerQueueWindow = std::chrono::milliseconds(4);
     static std::int64_t answer_queue_cap(double drain_bytes_per_s);
     // Reduce-scatter answers are asked for while the sender still streams its own reduce-scatter,

@@ -81,7 +81,7 @@ public:
     // engine/incast_run.hpp: half a millisecond at 1 Gbit/s). The quiet time alone, a tenth of
     // the phase's expected time (34 ms in a 32 MiB reduce-scatter on the emulated cloud), was
     // waited out by every phase that lost a datagram before its holes were asked for: at 1% loss
-    // that is every phase (docs/benchmarks.md §37). Asking early costs at most a duplicate
+    // that is every phase (docs/notes/2026-12-07-repair-asks-early.md). Asking early costs at most a duplicate
     // answer; closing early would cost data (a datagram can still come later: a sender that
     // moved to another core leaves its earlier datagrams in that core's backlog, and a
     // reduce-scatter without repair closing after this silence lost 779 entries of a lossless

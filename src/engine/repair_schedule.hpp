@@ -6,7 +6,7 @@
 // 14-20 ms on the emulated cloud), and asking it again would only queue the same answers
 // twice: it is asked again after the longer wait. Asking every sender again one quiet time after
 // each ask, whatever came, left the one or two answers lost at 1% loss to a wait of 20-30 ms in
-// a 32 MiB operation (docs/benchmarks.md §37).
+// a 32 MiB operation (docs/notes/2026-12-07-repair-asks-early.md).
 #pragma once
 
 #include "engine/clock.hpp"

@@ -23,7 +23,7 @@ namespace {
 // several rounds (70 datagrams of a 7000-datagram stream in runs of 14) can tell it that the rest
 // was lost while the tail's other runs are still to be sent. At 1% loss such tails made the
 // training benchmark 4-8% slower in two runs; with the tail in one run it was not
-// (docs/benchmarks.md §36). A run shorter than three datagrams (4 ranks, datagrams of 9000
+// (docs/notes/2026-12-07-runs-sized-for-receiver.md). A run shorter than three datagrams (4 ranks, datagrams of 9000
 // bytes: runs of 2) caps the tail at one run too: a tail of 3 went out in two rounds, and a
 // sender that lost its core between them (4 ranks on 2 cores) had its receiver close early
 // without the stream's last datagram on a lossless network (§39).
@@ -109,7 +109,7 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run, std::size_t max_
         // run that ends the stream also kept a run cut short, by the queue budget or by the
         // all-gather's gaps in chunk order, from flagging early; but that run is often a single
         // datagram, and at 20% loss bounded.np3.drift_late_votes failed 3 times in 12 under
-        // AddressSanitizer against 0 in 12: docs/benchmarks.md §39.)
+        // AddressSanitizer against 0 in 12: docs/notes/2026-12-07-tail-at-most-one-run.md.)
         const bool tail = s.sent + i >= tail_from;
         header_.flags = static_cast<std::uint8_t>(base_flags_ | (tail ? wire::kTail : 0) | early_);
         header_.payload_len = static_cast<std::uint16_t>(segment_of(s.len, F_, c).count * sizeof(float));

@@ -55,7 +55,7 @@ public:
     // Each round starts with the next stream: a queue that fills part-way through a round
     // takes its first runs, and rounds that always began with the same stream gave that
     // receiver most of our uplink on top of the other senders' shares, more than its switch port
-    // drains (a clean network lost 0.3-1.1% of the datagrams; docs/benchmarks.md §27).
+    // drains (a clean network lost 0.3-1.1% of the datagrams; docs/notes/2026-12-06-clean-network-loss-send-rounds.md).
     void pump(bool *progressed, Clock::time_point *earliest, std::int64_t room = QueueBudget::kUnlimited);
     // Rounds until every chunk is sent or `limit`, draining the receive side between them. What
     // the host still holds of our sends is kept to what its link drains in time (QueueBudget;

@@ -110,8 +110,8 @@ void UdpSocketEndpoint::wait_for_send_space(std::chrono::microseconds max) {
     // from a full one): one wake-up per half buffer instead of a retry loop on a busy core. Not
     // on arrivals too: they come every few microseconds while peers send, and each woke the
     // sender for a round of a few datagrams and a full queue again (in the training job of
-    // docs/benchmarks.md §17, 15-52% of the datagrams met a full queue, and the CPU per step fell
-    // 13-20% without those wake-ups).
+    // docs/notes/2026-12-05-tail-fifth-step-queue-budget.md, 15-52% of the datagrams met a full
+    // queue, and the CPU per step fell 13-20% without those wake-ups).
     // The receive buffer holds what arrives meanwhile (`max` is a millisecond at most), unless
     // the kernel granted far less than we asked: then arrivals wake us as before.
     const short events = io_.buffers().receive < udp::kWarnReceiveBuffer ? POLLOUT | POLLIN : POLLOUT;

@@ -98,7 +98,7 @@ TEST_F(Fixture, AQueueThatFillsPartWayThroughARoundFavoursNoReceiver) {
     // Room for one run per round, as when the host's queue is nearly full: the round's first
     // stream gets it. Rounds that always began with the same stream gave that receiver most of
     // the uplink on top of the other senders' shares, more than its switch port drains, and the
-    // ports dropped 0.3-1.1% of a clean network's datagrams (docs/benchmarks.md §27).
+    // ports dropped 0.3-1.1% of a clean network's datagrams (docs/notes/2026-12-06-clean-network-loss-send-rounds.md).
     script->accept = 1000;
     script->room_per_call = 16;                 // the scripted channel's run
     std::vector<float> big(4 * 16 * 40, 1.0f);  // 40 runs per stream
@@ -211,7 +211,7 @@ TEST_F(Fixture, AStreamsTailGoesInItsLastRun) {
 TEST_F(Fixture, ATailLongerThanARunIsCutToOneRun) {
     // Four ranks, datagrams of MTU 9000: runs of 2, shorter than the three-datagram tail. A
     // tail sent in two rounds closed a lossless network's phase without its last chunk (a
-    // sender of 4 ranks on 2 cores lost its core in between; docs/benchmarks.md §39).
+    // sender of 4 ranks on 2 cores lost its core in between; docs/notes/2026-12-07-tail-at-most-one-run.md).
     b.peers = {100, 101, 102, 103};
     b.pacer = SendPacer(4);
     b.floats_per_datagram = 2240;
