@@ -1,11 +1,11 @@
 // optireduce-bench: the allreduce latency of optireduce and of the MPI underneath, measured in
-// the same job. Deliberately not linked against liboptireduce; see library_probe.hpp.
-#include "completion_overhead.hpp"
-#include "library_probe.hpp"
-#include "options.hpp"
-#include "passthrough_overhead.hpp"
-#include "sweep.hpp"
-#include "threads_sweep.hpp"
+// the same job. Deliberately not linked against liboptireduce; see support/library_probe.hpp.
+#include "bench/modes/completion_overhead.hpp"
+#include "bench/modes/passthrough_overhead.hpp"
+#include "bench/modes/sweep.hpp"
+#include "bench/modes/threads_sweep.hpp"
+#include "bench/support/library_probe.hpp"
+#include "bench/support/options.hpp"
 
 #include <mpi.h>
 

@@ -1,4 +1,4 @@
-#include "options.hpp"
+#include "bench/support/options.hpp"
 
 #include "common/cli_numbers.hpp"
 
