@@ -87,5 +87,9 @@ foreach(_optireduce_bench optireduce-bench optireduce-bench-mpich optireduce-cha
     install(TARGETS ${_optireduce_bench} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
 endforeach()
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/optireduce-run
+# The launcher as installed carries the project's version for --version (run from the source tree
+# it reads CMakeLists.txt instead); the configured copy is the one installed.
+configure_file(${PROJECT_SOURCE_DIR}/scripts/optireduce-run
+  ${CMAKE_CURRENT_BINARY_DIR}/scripts/optireduce-run @ONLY)
+install(PROGRAMS ${CMAKE_CURRENT_BINARY_DIR}/scripts/optireduce-run
   DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -1,11 +1,12 @@
 // optireduce-bench: the allreduce latency of optireduce and of the MPI underneath, measured in
-// the same job. Deliberately not linked against liboptireduce; see library_probe.hpp.
-#include "completion_overhead.hpp"
-#include "library_probe.hpp"
-#include "options.hpp"
-#include "passthrough_overhead.hpp"
-#include "sweep.hpp"
-#include "threads_sweep.hpp"
+// the same job. Deliberately not linked against liboptireduce; see support/library_probe.hpp.
+#include "bench/modes/completion_overhead.hpp"
+#include "bench/modes/passthrough_overhead.hpp"
+#include "bench/modes/sweep.hpp"
+#include "bench/modes/threads_sweep.hpp"
+#include "bench/support/library_probe.hpp"
+#include "bench/support/options.hpp"
+#include "common/version.hpp"
 
 #include <mpi.h>
 
@@ -17,6 +18,11 @@ int main(int argc, char **argv) {
     // below), because --threads asks for another thread level.
     Options options;
     const std::string error = parse_options(argc, argv, options);
+    // Answered without MPI, so it works where no launcher or MPI runtime is at hand.
+    if (error.empty() && options.version) {
+        optireduce::tools::print_version(kToolName);
+        return 0;
+    }
     int provided = MPI_THREAD_SINGLE;
     if (error.empty() && options.threads > 0)
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -28,7 +34,7 @@ int main(int argc, char **argv) {
     int status = 0;
     if (!error.empty()) {
         if (rank == 0) {
-            std::fprintf(stderr, "optireduce-bench: %s\n", error.c_str());
+            std::fprintf(stderr, "%s: %s\n", kToolName, error.c_str());
             print_usage(stderr, argv[0]);
         }
         status = 2;
@@ -36,7 +42,7 @@ int main(int argc, char **argv) {
         if (rank == 0) print_usage(stdout, argv[0]);
     } else if (options.threads > 0 && provided < MPI_THREAD_MULTIPLE) {
         if (rank == 0)
-            std::fprintf(stderr, "optireduce-bench: --threads needs MPI_THREAD_MULTIPLE; this MPI provides level %d\n",
+            std::fprintf(stderr, "%s: --threads needs MPI_THREAD_MULTIPLE; this MPI provides level %d\n", kToolName,
                          provided);
         status = 1;
     } else {

@@ -5,6 +5,7 @@
 // This file is the command line and the two roles; control.cpp is the link between them,
 // dgram.cpp and stream.cpp measure one channel, report.cpp prints the results.
 #include "common/cli_numbers.hpp"
+#include "common/version.hpp"
 #include "measure.hpp"
 #include "report.hpp"
 
@@ -30,6 +31,7 @@ constexpr const char *kUsage =
     "usage: optireduce-channel-bench --server [--port P]\n"
     "       optireduce-channel-bench --client HOST[:P] [OPTIONS]\n"
     "       optireduce-channel-bench --loopback [--port P] [OPTIONS]\n"
+    "       optireduce-channel-bench --help | --version\n"
     "\n"
     "Throughput and CPU cost of sending bulk data from the client to the server over each\n"
     "datagram channel of bounded mode, and over a TCP stream of the same bytes for reference.\n"
@@ -54,8 +56,12 @@ constexpr const char *kUsage =
     "                      path MTU, which gives 8972-byte datagrams on loopback)\n"
     "  --json              one JSON object per channel on stdout; the table goes to stderr\n"
     "  --help              this text\n"
+    "  --version           the tool's version, one line\n"
     "\n"
-    "Exit status: 0 every channel ran, 1 a channel or the run failed, 2 bad usage.\n";
+    "Exit status:\n"
+    "  0  every channel ran (the server: it served its client to the end; or --help, --version)\n"
+    "  1  a channel or the run failed: no connection, the control link lost, a channel's error\n"
+    "  2  bad usage (an unknown or missing option, a bad value, an unresolvable --client HOST)\n";
 
 enum class Role { none, server, client, loopback };
 
@@ -130,6 +136,9 @@ Options parse(int argc, char **argv) {
         };
         if (is("--help", false) || is("-h", false)) {
             std::fputs(kUsage, stdout);
+            std::exit(0);
+        } else if (is("--version", false)) {
+            optireduce::tools::print_version("optireduce-channel-bench");
             std::exit(0);
         } else if (is("--server", false)) {
             set_role(Role::server);

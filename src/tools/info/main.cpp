@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "common/version.hpp"
 #include "config/config.hpp"
 #include "probes.hpp"
 #include "render.hpp"
@@ -12,7 +13,7 @@
 namespace {
 
 constexpr const char *kUsage =
-    "usage: optireduce-info [--json | --config-markdown | --help]\n"
+    "usage: optireduce-info [--json | --config-markdown | --help | --version]\n"
     "\n"
     "Reports the optireduce library build and MPI ABI, the libfabric providers usable on this\n"
     "host and the one the engine picks, the hwloc topology with network device locality, and\n"
@@ -21,8 +22,12 @@ constexpr const char *kUsage =
     "  --json             the same report as one JSON object\n"
     "  --config-markdown  the configuration reference table (docs/configuration.md)\n"
     "  --help             this text\n"
+    "  --version          the tool's version, one line\n"
     "\n"
-    "Exit status: 0 ok, 1 invalid OPTIREDUCE_* value, 2 bad usage.\n";
+    "Exit status:\n"
+    "  0  the report was printed (or --help, --version, --config-markdown)\n"
+    "  1  an OPTIREDUCE_* variable has an invalid value (the library would refuse it at MPI_Init)\n"
+    "  2  bad usage (an unknown option)\n";
 
 enum class Output { text, json, config_markdown };
 
@@ -38,6 +43,9 @@ int main(int argc, char **argv) {
             output = Output::config_markdown;
         } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
             std::cout << kUsage;
+            return 0;
+        } else if (std::strcmp(argv[i], "--version") == 0) {
+            tools::print_version("optireduce-info");
             return 0;
         } else {
             std::cerr << "optireduce-info: unknown option '" << argv[i] << "'\n" << kUsage;

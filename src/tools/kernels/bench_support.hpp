@@ -54,7 +54,7 @@ public:
         p_ = static_cast<float *>(std::aligned_alloc(4096, bytes));
         if (!p_) {
             std::fprintf(stderr, "optireduce-kernel-bench: cannot allocate %zu bytes\n", bytes);
-            std::exit(2);
+            std::exit(1);  // 2 is bad usage
         }
         std::memset(p_, 0, bytes);
     }

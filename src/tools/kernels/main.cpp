@@ -7,6 +7,7 @@
 // gives the scalar path's bits): a fast kernel that computes the wrong thing must not pass.
 // One file per kernel family (copy, fwht, sign_flip, scaled_sum, encode_decode); this one is the
 // command line and the order of the run.
+#include "common/version.hpp"
 #include "measure.hpp"
 #include "render.hpp"
 
@@ -21,20 +22,24 @@ using namespace optireduce;
 using namespace optireduce::kernel_bench;
 
 constexpr const char *kUsage =
-    "usage: optireduce-kernel-bench [--quick] [--json] [--help]\n"
+    "usage: optireduce-kernel-bench [--quick] [--json] [--help] [--version]\n"
     "\n"
     "Single-core throughput of the codec kernels (Hadamard transform, sign flip, scaled sum,\n"
     "whole-vector encode/decode) for every instruction set this CPU supports, next to the memory\n"
     "copy bandwidth measured in the same run. Results are checked while timing; a wrong result\n"
     "fails the run.\n"
     "\n"
-    "  --quick  small vectors, in cache (a few seconds; checks every path, numbers not meaningful)\n"
-    "  --json   one JSON object on stdout; the text table goes to stderr\n"
-    "  --help   this text\n"
+    "  --quick    small vectors, in cache (a few seconds; checks every path, numbers not meaningful)\n"
+    "  --json     one JSON object on stdout; the text table goes to stderr\n"
+    "  --help     this text\n"
+    "  --version  the tool's version, one line\n"
     "\n"
-    "Exit status: 0 ok, 1 a correctness check failed, 2 bad usage.\n";
+    "Exit status:\n"
+    "  0  every kernel ran and every check held (or --help, --version)\n"
+    "  1  a correctness check failed (a FAIL line says which), or a buffer could not be allocated\n"
+    "  2  bad usage (an unknown argument)\n";
 
-// Exits on --help and on bad usage.
+// Exits on --help, on --version and on bad usage.
 Settings parse_args(int argc, char **argv) {
     Settings s;
     for (int i = 1; i < argc; ++i) {
@@ -44,6 +49,9 @@ Settings parse_args(int argc, char **argv) {
             s.json = true;
         } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
             std::fputs(kUsage, stdout);
+            std::exit(0);
+        } else if (std::strcmp(argv[i], "--version") == 0) {
+            tools::print_version("optireduce-kernel-bench");
             std::exit(0);
         } else {
             std::fprintf(stderr, "optireduce-kernel-bench: unknown argument '%s'\n\n%s", argv[i], kUsage);

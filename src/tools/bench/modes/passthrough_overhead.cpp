@@ -1,7 +1,7 @@
-#include "passthrough_overhead.hpp"
+#include "bench/modes/passthrough_overhead.hpp"
 
-#include "mode.hpp"
-#include "report.hpp"
+#include "bench/modes/report.hpp"
+#include "bench/step/mode.hpp"
 
 #include "common/stats.hpp"
 

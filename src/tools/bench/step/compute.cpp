@@ -1,4 +1,4 @@
-#include "compute.hpp"
+#include "bench/step/compute.hpp"
 
 #include <chrono>
 #include <cstdint>

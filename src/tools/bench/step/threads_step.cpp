@@ -1,4 +1,4 @@
-#include "threads_step.hpp"
+#include "bench/step/threads_step.hpp"
 
 #include "common/stats.hpp"
 

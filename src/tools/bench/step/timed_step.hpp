@@ -1,9 +1,9 @@
 // One message size in one mode: warm-up calls, then calls timed one by one.
 #pragma once
 
-#include "mode.hpp"
-#include "plan.hpp"
-#include "validator.hpp"
+#include "bench/step/mode.hpp"
+#include "bench/step/validator.hpp"
+#include "bench/support/plan.hpp"
 
 #include <span>
 #include <vector>

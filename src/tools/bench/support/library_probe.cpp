@@ -1,4 +1,4 @@
-#include "library_probe.hpp"
+#include "bench/support/library_probe.hpp"
 
 #include <mpi.h>
 

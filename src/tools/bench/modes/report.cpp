@@ -1,4 +1,4 @@
-#include "report.hpp"
+#include "bench/modes/report.hpp"
 
 #include <mpi.h>
 

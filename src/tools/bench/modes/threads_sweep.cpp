@@ -1,10 +1,10 @@
-#include "threads_sweep.hpp"
+#include "bench/modes/threads_sweep.hpp"
 
-#include "csv_log.hpp"
-#include "data.hpp"
-#include "progress.hpp"
-#include "report.hpp"
-#include "threads_step.hpp"
+#include "bench/modes/report.hpp"
+#include "bench/step/data.hpp"
+#include "bench/step/threads_step.hpp"
+#include "bench/support/csv_log.hpp"
+#include "bench/support/progress.hpp"
 
 #include <algorithm>
 #include <array>

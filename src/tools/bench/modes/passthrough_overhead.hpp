@@ -2,8 +2,8 @@
 // integer allreduce every few milliseconds; the budget is 50 ns a call).
 #pragma once
 
-#include "library_probe.hpp"
-#include "options.hpp"
+#include "bench/support/library_probe.hpp"
+#include "bench/support/options.hpp"
 
 #include <mpi.h>
 

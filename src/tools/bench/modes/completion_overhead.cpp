@@ -1,6 +1,6 @@
-#include "completion_overhead.hpp"
+#include "bench/modes/completion_overhead.hpp"
 
-#include "report.hpp"
+#include "bench/modes/report.hpp"
 
 #include "common/stats.hpp"
 

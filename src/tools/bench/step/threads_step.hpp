@@ -2,9 +2,9 @@
 // own communicator, calls back to back.
 #pragma once
 
-#include "mode.hpp"
-#include "plan.hpp"
-#include "validator.hpp"
+#include "bench/step/mode.hpp"
+#include "bench/step/validator.hpp"
+#include "bench/support/plan.hpp"
 
 #include <mpi.h>
 

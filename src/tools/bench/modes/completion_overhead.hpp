@@ -4,8 +4,8 @@
 // budget is that of a passed-through call: 50 ns.
 #pragma once
 
-#include "library_probe.hpp"
-#include "options.hpp"
+#include "bench/support/library_probe.hpp"
+#include "bench/support/options.hpp"
 
 #include <mpi.h>
 

@@ -1,8 +1,8 @@
 // The default run: every size of the plan in both modes, one table row per size.
 #pragma once
 
-#include "library_probe.hpp"
-#include "options.hpp"
+#include "bench/support/library_probe.hpp"
+#include "bench/support/options.hpp"
 
 #include <mpi.h>
 

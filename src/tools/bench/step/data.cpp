@@ -1,4 +1,4 @@
-#include "data.hpp"
+#include "bench/step/data.hpp"
 
 #include <cmath>
 #include <cstdint>

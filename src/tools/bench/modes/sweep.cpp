@@ -1,10 +1,10 @@
-#include "sweep.hpp"
+#include "bench/modes/sweep.hpp"
 
-#include "csv_log.hpp"
-#include "data.hpp"
-#include "progress.hpp"
-#include "report.hpp"
-#include "timed_step.hpp"
+#include "bench/modes/report.hpp"
+#include "bench/step/data.hpp"
+#include "bench/step/timed_step.hpp"
+#include "bench/support/csv_log.hpp"
+#include "bench/support/progress.hpp"
 
 #include <chrono>
 #include <cstdio>

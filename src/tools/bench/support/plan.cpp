@@ -1,4 +1,4 @@
-#include "plan.hpp"
+#include "bench/support/plan.hpp"
 
 #include <algorithm>
 

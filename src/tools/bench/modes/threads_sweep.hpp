@@ -2,8 +2,8 @@
 // duplicate of the communicator at the same time, against native and against one thread.
 #pragma once
 
-#include "library_probe.hpp"
-#include "options.hpp"
+#include "bench/support/library_probe.hpp"
+#include "bench/support/options.hpp"
 
 #include <mpi.h>
 

@@ -1,6 +1,6 @@
-#include "validator.hpp"
+#include "bench/step/validator.hpp"
 
-#include "data.hpp"
+#include "bench/step/data.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-#include "timed_step.hpp"
+#include "bench/step/timed_step.hpp"
 
-#include "compute.hpp"
+#include "bench/step/compute.hpp"
 
 #include <time.h>
 

@@ -1,4 +1,4 @@
-#include "progress.hpp"
+#include "bench/support/progress.hpp"
 
 #include <unistd.h>
 

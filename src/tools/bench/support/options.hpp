@@ -8,6 +8,16 @@
 
 namespace optireduce::bench {
 
+// This binary's name: optireduce-bench is built for Open MPI's ABI, optireduce-bench-mpich for
+// MPICH's, from the same sources (CMakeLists.txt gives each its OPTIREDUCE_ABI_* definition).
+#if defined(OPTIREDUCE_ABI_MPICH)
+inline constexpr const char *kToolName = "optireduce-bench-mpich";
+#elif defined(OPTIREDUCE_ABI_OMPI)
+inline constexpr const char *kToolName = "optireduce-bench";
+#else
+#error "optireduce-bench is built for OPTIREDUCE_ABI_OMPI or OPTIREDUCE_ABI_MPICH"
+#endif
+
 struct Options {
     std::size_t min_bytes = 4;
     std::size_t max_bytes = std::size_t{64} << 20;
@@ -24,6 +34,7 @@ struct Options {
     bool nonblocking = false;  // --threads: MPI_Iallreduce and at once MPI_Wait instead of MPI_Allreduce
     long threads = 0;          // --threads: this many threads per rank, one communicator each (0: off)
     bool help = false;
+    bool version = false;  // answered before MPI starts
     std::string csv_path;
 };
 

@@ -1,4 +1,4 @@
-#include "csv_log.hpp"
+#include "bench/support/csv_log.hpp"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "options.hpp"
+#include "bench/support/options.hpp"
 
 #include "common/cli_numbers.hpp"
 
@@ -114,6 +114,7 @@ constexpr OptionRow option_rows[] = {
          return std::string();
      }},
     {"help", 'h', false, &set<&Options::help>},
+    {"version", 0, false, &set<&Options::version>},
 };
 constexpr std::size_t option_count = sizeof option_rows / sizeof option_rows[0];
 
@@ -170,11 +171,32 @@ std::string parse_options(int argc, char **argv, Options &out) {
     return check_combination(out);
 }
 
+namespace {
+
+// How this binary's MPI launcher preloads the library built for the same MPI.
+#if defined(OPTIREDUCE_ABI_MPICH)
+constexpr const char *launcher_usage = "mpiexec -n N [-genv LD_PRELOAD /path/liboptireduce-mpich.so]";
+constexpr const char *launcher_example = "mpiexec -n 4 -genv LD_PRELOAD /path/liboptireduce-mpich.so";
+constexpr const char *launcher_optireduce_run = "optireduce-run mpiexec.mpich -n 4";
+#else
+constexpr const char *launcher_usage = "mpirun -np N [-x LD_PRELOAD=/path/liboptireduce.so]";
+constexpr const char *launcher_example = "mpirun -np 4 -x LD_PRELOAD=/path/liboptireduce.so";
+constexpr const char *launcher_optireduce_run = "optireduce-run mpirun -np 4";
+#endif
+
+}  // namespace
+
 void print_usage(std::FILE *to, const char *argv0) {
+    std::fprintf(to,
+                 "usage: %s %s [options]\n"
+                 "       %s --help | --version\n"
+                 "\n"
+                 "e.g.   %s %s -m 4:64M\n"
+                 "       %s %s -m 4:64M   (the same, library found for you)\n"
+                 "\n",
+                 launcher_usage, argv0, kToolName, launcher_example, kToolName, launcher_optireduce_run, kToolName);
     std::fprintf(
         to,
-        "usage: mpirun -np N [-x LD_PRELOAD=liboptireduce.so] %s [options]\n"
-        "\n"
         "Times MPI_FLOAT MPI_SUM allreduce two ways in one run, alternating per size:\n"
         "  optireduce  MPI_Allreduce  (the optireduce engine when the library is preloaded)\n"
         "  native      PMPI_Allreduce (always the underlying MPI)\n"
@@ -210,8 +232,15 @@ void print_usage(std::FILE *to, const char *argv0) {
         "                              requests (MPI_Test, MPI_Wait, MPI_Testall, MPI_Waitall on completed\n"
         "                              or null requests; Isend/Irecv to self + MPI_Wait) via MPI_* vs\n"
         "                              PMPI_*, in ns per call\n"
-        "  -h, --help                  this text\n",
-        argv0);
+        "  -h, --help                  this text\n"
+        "      --version               the tool's version, one line (without starting MPI)\n"
+        "\n"
+        "Exit status (each rank's; mpirun and mpiexec return a non-zero one):\n"
+        "  0  the run finished, with -c every result passed (or --help, --version)\n"
+        "  1  -c found a wrong result, the --csv file could not be written, or --threads got no\n"
+        "     MPI_THREAD_MULTIPLE\n"
+        "  2  bad usage (an unknown option, a bad value, options that exclude each other)\n"
+        "  other: an MPI error aborted the job and the launcher returned its own status\n");
 }
 
 }  // namespace optireduce::bench

@@ -3,12 +3,12 @@
 // column 1 and average latency in column 2) so OSU parsers read it unchanged.
 #pragma once
 
+#include "bench/step/threads_step.hpp"
+#include "bench/step/validator.hpp"
+#include "bench/support/library_probe.hpp"
+#include "bench/support/options.hpp"
+#include "bench/support/plan.hpp"
 #include "common/stats.hpp"
-#include "library_probe.hpp"
-#include "options.hpp"
-#include "plan.hpp"
-#include "threads_step.hpp"
-#include "validator.hpp"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 // Which message sizes a sweep visits and how many calls each gets.
 #pragma once
 
-#include "options.hpp"
+#include "bench/support/options.hpp"
 
 #include <vector>
 
