@@ -13,7 +13,7 @@
 #pragma once
 
 #include "engine/setup/comm_state.hpp"
-#include "transport/rdm_endpoint.hpp"
+#include "transport/fabric/rdm_endpoint.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -8,7 +8,7 @@
 #include "engine/setup/rank_agreement.hpp"
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
-#include "transport/provider_choice.hpp"
+#include "transport/fabric/provider_choice.hpp"
 #include "transport/tag.hpp"
 #include "transport/wire_header.hpp"
 

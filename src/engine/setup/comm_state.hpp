@@ -12,8 +12,8 @@
 #include "engine/setup/op_report.hpp"
 #include "engine/setup/staging.hpp"
 #include "policy/eligibility.hpp"
+#include "transport/fabric/rdm_endpoint.hpp"
 #include "transport/fault_rng.hpp"
-#include "transport/rdm_endpoint.hpp"
 
 #include <mpi.h>
 

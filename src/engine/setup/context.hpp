@@ -5,7 +5,7 @@
 
 #include "config/config.hpp"
 #include "engine/dgram/dgram_channel.hpp"
-#include "transport/rdm_endpoint.hpp"
+#include "transport/fabric/rdm_endpoint.hpp"
 #include "transport/tag.hpp"
 
 #include <mpi.h>

@@ -3,7 +3,7 @@
 // written exactly once, by the copy-out at the end of an operation.
 #pragma once
 
-#include "transport/rdm_endpoint.hpp"
+#include "transport/fabric/rdm_endpoint.hpp"
 
 #include <algorithm>
 #include <cstddef>

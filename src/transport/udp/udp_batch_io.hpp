@@ -20,7 +20,7 @@
 
 #include "transport/dgram_endpoint.hpp"
 #include "transport/fd.hpp"
-#include "transport/udp_socket_options.hpp"
+#include "transport/udp/udp_socket_options.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -7,7 +7,7 @@
 // operation's state only changes while the lock is held.
 #pragma once
 
-#include "transport/fabric.hpp"
+#include "transport/fabric/fabric.hpp"
 #include "transport/peer_addresses.hpp"
 
 #include <rdma/fi_domain.h>

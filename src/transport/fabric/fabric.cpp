@@ -1,4 +1,4 @@
-#include "transport/fabric.hpp"
+#include "transport/fabric/fabric.hpp"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>

@@ -14,9 +14,9 @@
 
 #include "transport/dgram_endpoint.hpp"
 #include "transport/fd.hpp"
-#include "transport/udp_address.hpp"
-#include "transport/udp_batch_io.hpp"
-#include "transport/udp_peer_table.hpp"
+#include "transport/udp/udp_address.hpp"
+#include "transport/udp/udp_batch_io.hpp"
+#include "transport/udp/udp_peer_table.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "transport/udp_peer_table.hpp"
+#include "transport/udp/udp_peer_table.hpp"
 
 #include "telemetry/log.hpp"
 

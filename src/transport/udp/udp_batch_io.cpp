@@ -1,7 +1,7 @@
-#include "transport/udp_batch_io.hpp"
+#include "transport/udp/udp_batch_io.hpp"
 
 #include "telemetry/log.hpp"
-#include "transport/udp_address.hpp"
+#include "transport/udp/udp_address.hpp"
 
 #include <rdma/fi_errno.h>
 

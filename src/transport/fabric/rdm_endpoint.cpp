@@ -1,9 +1,9 @@
-#include "transport/rdm_endpoint.hpp"
+#include "transport/fabric/rdm_endpoint.hpp"
 
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
-#include "transport/hints.hpp"
-#include "transport/shm_leftovers.hpp"
+#include "transport/fabric/hints.hpp"
+#include "transport/fabric/shm_leftovers.hpp"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>

@@ -1,4 +1,4 @@
-#include "transport/udp_socket_options.hpp"
+#include "transport/udp/udp_socket_options.hpp"
 
 #include <netinet/udp.h>
 #include <sys/socket.h>

@@ -12,7 +12,7 @@
 #pragma once
 
 #include "transport/dgram_endpoint.hpp"
-#include "transport/fabric.hpp"
+#include "transport/fabric/fabric.hpp"
 #include "transport/peer_addresses.hpp"
 
 #include <rdma/fi_domain.h>

@@ -1,4 +1,4 @@
-#include "transport/udp_address.hpp"
+#include "transport/udp/udp_address.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

@@ -1,4 +1,4 @@
-#include "transport/udp_socket_endpoint.hpp"
+#include "transport/udp/udp_socket_endpoint.hpp"
 
 #include "telemetry/log.hpp"
 

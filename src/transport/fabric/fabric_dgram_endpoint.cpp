@@ -1,8 +1,8 @@
-#include "transport/fabric_dgram_endpoint.hpp"
+#include "transport/fabric/fabric_dgram_endpoint.hpp"
 
 #include "telemetry/log.hpp"
 #include "telemetry/stats.hpp"
-#include "transport/hints.hpp"
+#include "transport/fabric/hints.hpp"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>

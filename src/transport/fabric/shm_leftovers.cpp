@@ -1,4 +1,4 @@
-#include "transport/shm_leftovers.hpp"
+#include "transport/fabric/shm_leftovers.hpp"
 
 #include <dirent.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 // so that "usable" in the tool means usable by the engine.
 #pragma once
 
-#include "transport/fabric.hpp"
+#include "transport/fabric/fabric.hpp"
 
 #include <rdma/fabric.h>
 

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "transport/dgram_endpoint.hpp"
-#include "transport/udp_address.hpp"
+#include "transport/udp/udp_address.hpp"
 
 #include <netinet/in.h>
 

@@ -1,7 +1,7 @@
-#include "transport/provider_choice.hpp"
+#include "transport/fabric/provider_choice.hpp"
 
-#include "transport/fabric.hpp"
-#include "transport/hints.hpp"
+#include "transport/fabric/fabric.hpp"
+#include "transport/fabric/hints.hpp"
 
 namespace optireduce {
 
