@@ -1,9 +1,9 @@
 // The public C API (include/optireduce/optireduce.h).
 #include "optireduce/optireduce.h"
 
-#include "engine/comm_hints.hpp"
-#include "engine/comm_state.hpp"
-#include "engine/context.hpp"
+#include "engine/setup/comm_hints.hpp"
+#include "engine/setup/comm_state.hpp"
+#include "engine/setup/context.hpp"
 #include "telemetry/stats.hpp"
 
 #include <mpi.h>

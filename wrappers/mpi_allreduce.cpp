@@ -8,7 +8,7 @@ OPTIREDUCE_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int coun
     return allreduce_entry(sendbuf, recvbuf, count, type, op, comm, &PMPI_Allreduce);
 }
 
-// Eligible nonblocking calls return a request the engine completes (engine/async_request.hpp);
+// Eligible nonblocking calls return a request the engine completes (engine/requests/async_request.hpp);
 // wrappers/mpi_requests.cpp makes every completion call aware of it.
 OPTIREDUCE_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                                      MPI_Comm comm, MPI_Request *request) {

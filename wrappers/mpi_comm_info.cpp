@@ -1,7 +1,7 @@
-// C entry points that give a communicator MPI_Info hints (engine/comm_hints.hpp): MPI does its
+// C entry points that give a communicator MPI_Info hints (engine/setup/comm_hints.hpp): MPI does its
 // part first, and only when it succeeded does the engine read our keys from the info object.
 // Both calls are collective, so the engine's agreement across the members may run inside them.
-#include "engine/comm_hints.hpp"
+#include "engine/setup/comm_hints.hpp"
 #include "float_sum.hpp"
 
 using namespace optireduce;

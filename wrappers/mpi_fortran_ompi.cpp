@@ -4,8 +4,8 @@
 // internal aliases, and use mpi_f08's mpi_*_f08_), give eligible calls to the engine, and hand
 // everything else to Open MPI's own Fortran routine so its argument conversions stay its own.
 // (MPICH's Fortran bindings call the C MPI_* symbols, so they need nothing here.)
-#include "engine/comm_hints.hpp"
-#include "engine/context.hpp"
+#include "engine/setup/comm_hints.hpp"
+#include "engine/setup/context.hpp"
 #include "float_sum.hpp"
 #include "fortran_ompi.hpp"
 
@@ -64,7 +64,7 @@ using DupWithInfoFn = void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 
 }  // namespace
 
-// Communicator hints from Fortran (engine/comm_hints.hpp): Open MPI's routine first, then ours
+// Communicator hints from Fortran (engine/setup/comm_hints.hpp): Open MPI's routine first, then ours
 // read the keys, as the C wrappers do (wrappers/mpi_comm_info.cpp).
 #define OPTIREDUCE_FORTRAN_SET_INFO(sym)                                                                      \
     OPTIREDUCE_EXPORT void sym(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr) {                              \

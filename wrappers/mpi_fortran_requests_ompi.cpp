@@ -1,9 +1,9 @@
 // Fortran completion routines for Open MPI, whose Fortran bindings call PMPI_* directly (as for
 // the allreduce, mpi_fortran_ompi.cpp): each completes the engine requests among its arguments
-// (engine/async_request.hpp) on their C handles and then calls Open MPI's own routine, which
+// (engine/requests/async_request.hpp) on their C handles and then calls Open MPI's own routine, which
 // converts statuses, indices and handles as it always does. While no engine request is
 // outstanding, each is one load and the call.
-#include "engine/async_request.hpp"
+#include "engine/requests/async_request.hpp"
 #include "float_sum.hpp"
 #include "fortran_ompi.hpp"
 

@@ -1,7 +1,7 @@
 // C entry points that bracket the library's life: configuration is parsed once MPI is up, and
 // everything is released while MPI still works.
 #include "abi_guard.hpp"
-#include "engine/context.hpp"
+#include "engine/setup/context.hpp"
 #include "float_sum.hpp"
 
 using namespace optireduce;

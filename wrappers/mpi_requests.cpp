@@ -1,8 +1,8 @@
 // C entry points of the request completion family. Engine requests (from eligible
 // MPI_Iallreduce calls) are generalized requests that only we can complete, so each of these
-// first completes those it is given (engine/async_request.hpp) and then hands the call, unchanged,
+// first completes those it is given (engine/requests/async_request.hpp) and then hands the call, unchanged,
 // to PMPI. While no engine request is outstanding, each is one relaxed load and a tail call.
-#include "engine/async_request.hpp"
+#include "engine/requests/async_request.hpp"
 #include "float_sum.hpp"
 
 using namespace optireduce;

@@ -2,7 +2,7 @@
 // MPI_Comm_set_info or MPI_Comm_dup_with_info (docs/configuration.md, "Per-communicator hints").
 // Each key but the on/off switch stands in for one OPTIREDUCE_* variable on that communicator and
 // is checked by that variable's own row of the knob table (check_knob), so a hint accepts exactly
-// what its variable does. No MPI here: engine/comm_hints.hpp reads the info object, agrees the
+// what its variable does. No MPI here: engine/setup/comm_hints.hpp reads the info object, agrees the
 // hints across ranks and applies them.
 #pragma once
 

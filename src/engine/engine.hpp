@@ -24,7 +24,7 @@ CommState *engine_route(MPI_Comm comm, std::int64_t count, bool nonblocking = fa
 // communicator's error handler, as MPI itself would.
 int engine_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count);
 
-// Starts one nonblocking allreduce through the engine (engine/async_request.hpp).
+// Starts one nonblocking allreduce through the engine (engine/requests/async_request.hpp).
 int engine_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, MPI_Request *request);
 
 // The operation itself, on the calling thread. With `from_mpi_call` false (a nonblocking

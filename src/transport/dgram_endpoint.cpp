@@ -1,7 +1,7 @@
 #include "transport/dgram_endpoint.hpp"
 
-#include "transport/fabric_dgram_endpoint.hpp"
-#include "transport/udp_socket_endpoint.hpp"
+#include "transport/fabric/fabric_dgram_endpoint.hpp"
+#include "transport/udp/udp_socket_endpoint.hpp"
 
 namespace optireduce {
 

@@ -1,6 +1,6 @@
 // The random decisions of the test-only OPTIREDUCE_FAULT_* knobs: splitmix64, seeded from the
 // seed knob and the rank. Pure, so the transport's fault decorator (faulty_dgram_endpoint.hpp)
-// and the engine's decisions (engine/faults.hpp) share it. The seed fixes the sequence of
+// and the engine's decisions (engine/setup/faults.hpp) share it. The seed fixes the sequence of
 // decisions, not what each lands on: the decorator draws one per datagram in the order the
 // channel delivers or sends them, which the scheduler varies, so two runs with one seed drop the
 // same fraction but not the same datagrams (the tests bound rates, not sets).

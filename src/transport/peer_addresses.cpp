@@ -1,6 +1,6 @@
 #include "transport/peer_addresses.hpp"
 
-#include "transport/fabric.hpp"
+#include "transport/fabric/fabric.hpp"
 
 #include <rdma/fi_errno.h>
 

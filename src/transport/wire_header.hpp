@@ -24,10 +24,10 @@ inline constexpr std::size_t kHeaderBytes = 40;
 // repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:
 // their indices, uint32 little-endian); the owner answers with ordinary all-gather datagrams.
 // hole_vote: after its all-gather, a rank's list of the chunks it is missing and of the peers'
-// votes it has, so that every rank fills the same holes the same way (engine/hole_votes.hpp).
+// votes it has, so that every rank fills the same holes the same way (engine/dgram/hole_votes.hpp).
 // scatter_repair: a receiver's request to a sender for reduce-scatter chunks of its contribution
 // it is missing (payload as for repair); the sender answers with ordinary reduce-scatter
-// datagrams while its operation is open (engine/scatter_repair.hpp).
+// datagrams while its operation is open (engine/dgram/scatter_repair.hpp).
 enum class Phase : std::uint8_t { reduce_scatter = 1, all_gather = 2, repair = 3, hole_vote = 4, scatter_repair = 5 };
 
 // The requests for chunks sent again: both carry chunk indices and no flags.

@@ -1,8 +1,8 @@
 // The all-gather's hole votes: the ranges and their wire payload (pure), and the exchange between
 // three ranks over a scripted network that loses datagrams: every rank ends with the same union,
 // every vote in, and a rank that closed still answers a peer that missed its last confirmation.
-#include "engine/hole_votes.hpp"
-#include "engine/hole_ranges.hpp"
+#include "engine/dgram/hole_votes.hpp"
+#include "engine/dgram/hole_ranges.hpp"
 #include "scripted_endpoint.hpp"
 #include "telemetry/stats.hpp"
 

@@ -3,10 +3,10 @@
 // first, odd ranks for the first, so completions interleave differently on every rank; the
 // results must still match PMPI_Allreduce, which only holds if messages are matched by sequence
 // number rather than by arrival order. Links the engine objects directly (no wrappers).
-#include "engine/comm_registry.hpp"
-#include "engine/comm_state.hpp"
-#include "engine/context.hpp"
-#include "engine/tar_operation.hpp"
+#include "engine/exact/tar_operation.hpp"
+#include "engine/setup/comm_registry.hpp"
+#include "engine/setup/comm_state.hpp"
+#include "engine/setup/context.hpp"
 
 #include <mpi.h>
 

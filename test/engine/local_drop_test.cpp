@@ -3,7 +3,7 @@
 // offloaded runs, sends a burst that overflows it, and checks that the queue did drop and that
 // every datagram still arrived, whole and in order. Needs root (the namespace and the qdisc).
 #include "test_run.hpp"
-#include "transport/udp_socket_endpoint.hpp"
+#include "transport/udp/udp_socket_endpoint.hpp"
 #include "udp_pair.hpp"
 
 #include <gtest/gtest.h>

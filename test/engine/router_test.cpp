@@ -2,8 +2,8 @@
 // drops what it must and counts it, nothing outside an open operation's staging is written,
 // datagrams for operations not started yet are held and replayed, late ones never land.
 // Links the engine objects (no MPI call is made), as a network peer would see the router.
-#include "engine/dgram_router.hpp"
-#include "engine/queue_budget.hpp"
+#include "engine/deadlines/queue_budget.hpp"
+#include "engine/dgram/dgram_router.hpp"
 #include "scripted_endpoint.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/wire_header.hpp"

@@ -6,7 +6,7 @@
 // its receive queue, and checks that the wait neither ends at once for that datagram nor
 // outlasts the room that comes when the link speeds up. Needs root (the namespace and the qdisc).
 #include "test_run.hpp"
-#include "transport/udp_socket_endpoint.hpp"
+#include "transport/udp/udp_socket_endpoint.hpp"
 #include "udp_pair.hpp"
 
 #include <gtest/gtest.h>

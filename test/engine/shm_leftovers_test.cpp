@@ -1,8 +1,8 @@
 // A region of libfabric's shm provider left in /dev/shm by a killed process whose pid we now
 // have: opening the shm endpoint removes it and succeeds (without that, fi_enable fails with
 // EBUSY and the communicator falls back to MPI), while a region this process has mapped stays.
-#include "transport/shm_leftovers.hpp"
-#include "transport/rdm_endpoint.hpp"
+#include "transport/fabric/shm_leftovers.hpp"
+#include "transport/fabric/rdm_endpoint.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 // queue budget against a scripted slow link: nothing is left queued on the host when the
 // receivers stop waiting. Runs are sized so that all senders' runs to one receiver fit its
 // link's burst (incast_run).
-#include "engine/stream_sender.hpp"
-#include "engine/dgram_channel.hpp"
-#include "engine/incast_run.hpp"
+#include "engine/bounded/stream_sender.hpp"
+#include "engine/bounded/incast_run.hpp"
+#include "engine/dgram/dgram_channel.hpp"
 #include "scripted_endpoint.hpp"
 #include "telemetry/stats.hpp"
 

@@ -3,8 +3,8 @@
 // without GSO or GRO gets); names round-trip, the MTU rule holds, strangers are named as such,
 // and a bad interface list is refused with a message that helps. No MPI call is made.
 #include "test_run.hpp"
-#include "transport/udp_address.hpp"
-#include "transport/udp_socket_endpoint.hpp"
+#include "transport/udp/udp_address.hpp"
+#include "transport/udp/udp_socket_endpoint.hpp"
 #include "transport/wire_header.hpp"
 #include "udp_pair.hpp"
 

@@ -1,7 +1,7 @@
 // Two kernel UDP channel endpoints that know each other, for the channel's tests on loopback.
 #pragma once
 
-#include "transport/udp_socket_endpoint.hpp"
+#include "transport/udp/udp_socket_endpoint.hpp"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 // held for operations ahead stays under the router's bound (libFuzzer's -rss_limit_mb and
 // -malloc_limit_mb catch the rest). Built by scripts/fuzz.sh.
 #include "codec/sharding.hpp"
-#include "engine/dgram_router.hpp"
+#include "engine/dgram/dgram_router.hpp"
 #include "telemetry/stats.hpp"
 #include "transport/wire_header.hpp"
 

@@ -1,4 +1,4 @@
-/* Where the nonblocking executor thread runs (src/engine/comm_executor.cpp). With a rank of the
+/* Where the nonblocking executor thread runs (src/engine/requests/comm_executor.cpp). With a rank of the
  * job on every core of the node there is no spare core: the executor must stay on its rank's own
  * cores, not sit on another rank's. With a spare core and a bound rank it must be off the rank's
  * cores. The program runs one MPI_Iallreduce through the library (OPTIREDUCE_MIN_BYTES=0), finds

@@ -1,6 +1,6 @@
 // The pure pieces of bounded mode: the loss bitmap and the send pacer (estimators: estimators_test.cpp).
-#include "engine/chunk_bitmap.hpp"
-#include "engine/send_pacer.hpp"
+#include "engine/deadlines/send_pacer.hpp"
+#include "engine/dgram/chunk_bitmap.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The adaptive deadline: calibration, reaction to a slower and a faster network, the loss
 // budget, clamps, pinning, and that silent senders (stragglers) do not drag the deadline up.
-#include "engine/deadline_controller.hpp"
+#include "engine/deadlines/deadline_controller.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-// The wait loops' spin rule (engine/idle_policy.hpp) with a made-up clock: a spin that follows
+// The wait loops' spin rule (engine/deadlines/idle_policy.hpp) with a made-up clock: a spin that follows
 // the arrivals, never longer than kSpinMax, none for sparse arrivals or on an oversubscribed node.
-#include "engine/idle_policy.hpp"
+#include "engine/deadlines/idle_policy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// The phase-close rules (engine/phase_closer.hpp) on a made-up clock: a slow link, a late
+// The phase-close rules (engine/deadlines/phase_closer.hpp) on a made-up clock: a slow link, a late
 // starter, a dead rank, a co-tenant's burst, a lost one-datagram stream, and phase-2 repair.
-#include "engine/phase_closer.hpp"
+#include "engine/deadlines/phase_closer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // optireduce-info (fabric_probe.cpp) call these with the knob as the configuration normalised
 // it, whether every rank of the communicator is on this node, and, for datagrams, the
 // kernel-bypass provider this host offers (hardware_dgram_provider(): "efa", "verbs" or "").
-#include "transport/provider_choice.hpp"
+#include "transport/fabric/provider_choice.hpp"
 
 #include "config/config.hpp"
 #include "fake_env.hpp"

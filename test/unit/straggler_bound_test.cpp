@@ -1,7 +1,7 @@
 // The straggler bound: the maximum while calibrating (a job's first steps lose nothing), then
 // above the skew the job shows, widening when a peer had to be written off, never beyond the
 // user's maximum, and off (0) when the maximum is 0.
-#include "engine/straggler_bound.hpp"
+#include "engine/deadlines/straggler_bound.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // What a closed phase teaches the deadline: the typical paths, without one far slower than the
-// others (engine/typical_paths.hpp); and, with the deadline controller, that one slow link does
+// others (engine/deadlines/typical_paths.hpp); and, with the deadline controller, that one slow link does
 // not set every rank's pace (a fake clock: outcomes made up per operation).
-#include "engine/typical_paths.hpp"
+#include "engine/deadlines/typical_paths.hpp"
 
 #include <gtest/gtest.h>
 

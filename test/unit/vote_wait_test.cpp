@@ -1,7 +1,7 @@
 // How long an operation waits for hole votes: the base its deadlines give, plus what the
 // exchanges showed (how long past the base they took, and votes that came after they closed),
 // forgotten slowly and never more than the cap.
-#include "engine/vote_wait.hpp"
+#include "engine/deadlines/vote_wait.hpp"
 
 #include <gtest/gtest.h>
 

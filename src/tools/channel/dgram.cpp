@@ -4,7 +4,7 @@
 // indices that arrive, so loss is exact whatever the order.
 #include "measure.hpp"
 
-#include "transport/udp_socket_endpoint.hpp"
+#include "transport/udp/udp_socket_endpoint.hpp"
 #include "transport/wire_header.hpp"
 
 #include <rdma/fi_errno.h>

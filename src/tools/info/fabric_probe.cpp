@@ -8,9 +8,9 @@
 
 #include "probes.hpp"
 #include "transport/dgram_endpoint.hpp"
-#include "transport/fabric.hpp"
-#include "transport/hints.hpp"
-#include "transport/provider_choice.hpp"
+#include "transport/fabric/fabric.hpp"
+#include "transport/fabric/hints.hpp"
+#include "transport/fabric/provider_choice.hpp"
 
 namespace optireduce::info {
 namespace {
@@ -26,8 +26,8 @@ constexpr Query kDgram{FI_EP_DGRAM, FI_MSG, "DGRAM"};
 
 std::string version_text(std::uint32_t v) { return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v)); }
 
-// The hints the engine gives (transport/hints.hpp), so "usable" means usable by optireduce, not merely present: a
-// provider that insists on a memory-registration mode the engine does not implement (FI_MR_ENDPOINT) is left out.
+// The hints the engine gives (transport/fabric/hints.hpp), so "usable" means usable by optireduce, not merely present:
+// a provider that insists on a memory-registration mode the engine does not implement (FI_MR_ENDPOINT) is left out.
 // Datagram providers may also ask for a message prefix (efa does), which the bounded transport accepts. fi_getinfo
 // returns -FI_ENODATA for "nothing matches": that is an answer, not an error.
 int get_info(const Query &q, const char *provider, FiInfoPtr &out) {

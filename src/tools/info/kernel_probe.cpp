@@ -1,8 +1,8 @@
 // The kernel UDP channel as the engine would open it here: the interfaces it would publish with
 // their MTU, and which offloads the kernel grants a socket (the same calls the channel makes).
 #include "probes.hpp"
-#include "transport/udp_address.hpp"
-#include "transport/udp_socket_options.hpp"
+#include "transport/udp/udp_address.hpp"
+#include "transport/udp/udp_socket_options.hpp"
 
 #include <arpa/inet.h>
 #include <net/if.h>

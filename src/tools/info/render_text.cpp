@@ -4,7 +4,7 @@
 #include <iomanip>
 
 #include "render.hpp"
-#include "transport/udp_socket_options.hpp"
+#include "transport/udp/udp_socket_options.hpp"
 
 namespace optireduce::info {
 namespace {

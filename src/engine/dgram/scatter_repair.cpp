@@ -1,0 +1,37 @@
+#include "engine/dgram/scatter_repair.hpp"
+
+#include <cstring>
+
+namespace optireduce {
+
+const char *answer_scatter_request(const ScatterSource &source, std::size_t floats_per_datagram, const wire::Header &h,
+                                   std::span<const std::byte> payload, fi_addr_t dest, std::size_t room,
+                                   std::vector<RepairJob> &out) {
+    if (h.src_rank >= source.shards.size() || floats_per_datagram == 0)
+        return "reduce-scatter repair request from a rank without a shard";
+    const Range shard = source.shards[h.src_rank];
+    const std::size_t chunks = segment_count(shard.count, floats_per_datagram);
+    const std::size_t asked = payload.size() / sizeof(std::uint32_t);
+    std::vector<std::uint32_t> asked_chunks(asked);
+    std::memcpy(asked_chunks.data(), payload.data(), asked * sizeof(std::uint32_t));  // host order, as asked
+    for (const std::uint32_t chunk : asked_chunks)
+        if (chunk >= chunks) return "reduce-scatter repair request for a chunk beyond the shard";
+    wire::Header a = source.header;
+    a.flags &= static_cast<std::uint8_t>(~wire::kTail);
+    const std::span<const float> stream(source.wire + shard.offset, shard.count);
+    for (const std::uint32_t chunk : asked_chunks) {
+        const std::size_t bytes = segment_of(shard.count, floats_per_datagram, chunk).count * sizeof(float);
+        if (bytes > room) break;
+        room -= bytes;
+        append_answer(out, dest, true, a, stream, floats_per_datagram, chunk);
+    }
+    return "";
+}
+
+void scatter_missing(const ChunkBitmap &map, std::span<const SenderFacts> senders, RepairAsks &asks) {
+    Phase2Repair::missing(map, asks, [senders](std::size_t s) {
+        return s < senders.size() && senders[s].started != Clock::time_point{};
+    });
+}
+
+}  // namespace optireduce
