@@ -3,7 +3,8 @@
 #
 # usage: scripts/mutation-check.sh [NAME...]
 #
-# Each test/mutations/NAME.patch is a one-line change to src/ or wrappers/ that switches one
+# Each test/mutations/NAME.patch is a one-line change to the tree (src/, wrappers/, a generated
+# page) that switches one
 # feature off or breaks it the way a plausible regression would; its header names the feature,
 # the mutation and, on a line "# tests: REGEX...", the ctest tests meant to catch it (each REGEX
 # is one `ctest -R`). Without NAME every patch is checked. The script
@@ -44,7 +45,7 @@ if [ -n "${MUTATION_WORKTREE:-}" ]; then
     [ "$(git -C "$WT" rev-parse --absolute-git-dir)" != "$(git -C "$WT" rev-parse --path-format=absolute --git-common-dir)" ] ||
         { echo "$WT is a main checkout: give a worktree made with git worktree add" >&2; exit 2; }
     git -C "$WT" diff --quiet HEAD || { echo "$WT has uncommitted changes" >&2; exit 2; }
-    trap 'git -C "$WT" checkout -q -- src wrappers' EXIT  # clean before, so clean after
+    trap 'git -C "$WT" checkout -q -- .' EXIT  # clean before, so clean after
 else
     TMP=$(mktemp -d)
     WT=$TMP/tree
