@@ -4,10 +4,9 @@
 # usage: scripts/mutation-check.sh [NAME...]
 #
 # Each test/mutations/NAME.patch is a one-line change to the tree (src/, wrappers/, a generated
-# page) that switches one
-# feature off or breaks it the way a plausible regression would; its header names the feature,
-# the mutation and, on a line "# tests: REGEX...", the ctest tests meant to catch it (each REGEX
-# is one `ctest -R`). Without NAME every patch is checked. The script
+# page) that switches one feature off or breaks it the way a plausible regression would; its
+# header names the feature, the mutation and, on a line "# tests: REGEX...", the ctest tests
+# meant to catch it (each REGEX is one `ctest -R`). Without NAME every patch is checked. The script
 #   1. builds HEAD in a temporary git worktree (or in MUTATION_WORKTREE, a clean worktree of
 #      HEAD, reused with its build directory MUTATION_WORKTREE/build) and runs every named test
 #      there once: each must pass unmutated, so that a failure later is the mutation's doing;
