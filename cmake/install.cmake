@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Install layout, and the two ways other projects find optireduce: a CMake package
 # (find_package(optireduce)) and pkg-config (optireduce.pc, optireduce-mpich.pc).
 #

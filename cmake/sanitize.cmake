@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # OPTIREDUCE_SANITIZE=thread|address|undefined|address+undefined builds everything (library, tools,
 # test programs) with that sanitizer; scripts/sanitize.sh runs the TSan build and the
 # AddressSanitizer + UndefinedBehaviorSanitizer one. Empty (the default): no sanitizer.

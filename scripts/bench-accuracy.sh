@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench-accuracy.sh: what the randomized Hadamard transform costs and buys, end to end, on the
 # emulated cloud (4 hosts at 1 Gbit/s, scripts/cloud/), bounded mode over udp:
 #   cost      clean network, allreduce P50 with OPTIREDUCE_HADAMARD=on and =off at 1, 4, 16 and

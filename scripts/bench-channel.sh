@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench-channel.sh: optireduce-channel-bench, the throughput and CPU cost of each datagram channel
 # (the kernel UDP channel with and without GSO/GRO, libfabric's udp) next to a TCP stream, between
 # two processes. When the emulated cloud is up (scripts/cloud/up.sh, as root) the server runs on

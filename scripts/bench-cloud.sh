@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench-cloud.sh: the bounded-mode benchmarks (dated notes under docs/notes/) on the emulated cloud (4
 # hosts at 1 Gbit/s, scripts/cloud/): native Open MPI (TCP), the library in exact mode (its
 # reliable channel, tcp;ofi_rxm across hosts) and in bounded mode (udp datagrams), under

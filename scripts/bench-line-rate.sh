@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench-line-rate.sh: the figures of the "line-rate datagram channel" work on the emulated cloud
 # (4 hosts, scripts/cloud/), the library with its default settings (bounded mode over UDP)
 # against native Open MPI, all measured in one session so that the machine's load is the same

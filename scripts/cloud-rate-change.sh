@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cloud-rate-change.sh: how fast bounded mode's adaptive deadline follows the network. Runs 1 MiB
 # allreduces in bounded mode on the emulated cloud (4 hosts) while the link rate changes under
 # the job: 1 Gbit/s, then 250 Mbit/s after 12 s, then 1 Gbit/s again 15 s later. Rank 0 prints one

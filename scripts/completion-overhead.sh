@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # completion-overhead.sh: what liboptireduce costs the completion calls of ordinary requests
 # (MPI_Test, MPI_Wait, MPI_Testall, MPI_Waitall, which it intercepts to complete its own
 # MPI_Iallreduce requests). Budget: 50 ns a call.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Shows that no MPI test can pass on a crashed rank: runs the MPI tests of a build directory with
 # the test-only OPTIREDUCE_FAULT_EXIT_RANK=1 (rank 1 aborts with SIGABRT when it exits, after
 # MPI_Finalize returned, its checks done and its PASS line printed; local ranks inherit the

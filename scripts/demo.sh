@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # demo.sh: from a fresh Debian 12 clone to a table of optireduce against the plain MPI.
 #
 # Installs what is missing, builds in build/, and runs optireduce-bench on 4 local ranks with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # libFuzzer run of the network-facing code (CI runs it after the tests): builds the targets in
 # test/fuzz/ with clang (-fsanitize=fuzzer,address,undefined) into build-fuzz/, replays the
 # committed corpus (test/fuzz/corpus/<target>, every input a regression test), then fuzzes each

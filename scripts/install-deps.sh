@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages optireduce needs to build, test and benchmark, skipping the
 # ones already present (so a second run costs nothing and needs no network).
 set -euo pipefail

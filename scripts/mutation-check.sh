@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Mutation check: does the test meant to cover a feature fail when the feature is broken?
 #
 # usage: scripts/mutation-check.sh [NAME...]

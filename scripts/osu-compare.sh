@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # osu-compare.sh: OSU's osu_allreduce with and without optireduce, side by side.
 set -euo pipefail
 

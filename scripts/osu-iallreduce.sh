@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # osu-iallreduce.sh: OSU's osu_iallreduce with and without optireduce, interleaved runs, and the
 # per-size medians side by side: Overall, Pure Comm., Overlap(%) and their ratios.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Turns OUTDIR/accuracy.txt of scripts/bench-accuracy.sh into the tables of a dated note (docs/notes/)
 (section 9) and one PNG: NMSE and largest error against packet loss, transform on and off.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Turns the per-iteration timings of scripts/bench-cloud.sh into the tables of a dated note (docs/notes/)
 and one latency-CDF PNG per condition.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """docs/results.md, its plots and README.md's results table, generated from the raw outputs of
 the last full training benchmark (scripts/train/bench-training.sh), kept in docs/results/page/.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Sanitizer runs (CI runs them after scripts/test.sh); any report fails the run.
 #
 # ThreadSanitizer: builds build-tsan/ with -DOPTIREDUCE_SANITIZE=thread and runs the tests where

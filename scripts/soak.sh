@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Soak run: 4 local ranks with the library preloaded, SECONDS (default 3600) of mixed eligible,
 # ineligible, nonblocking and communicator-churn calls under 1% injected datagram loss, ranks
 # stalling 0.2-1.5 s at random (test/soak/soak_check.c says what is checked). Prints the resource

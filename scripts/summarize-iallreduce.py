@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Medians over runs of optireduce-bench --nonblocking or --threads outputs (docs/notes/2026-12-03-iallreduce.md).
 
 usage: scripts/summarize-iallreduce.py FILE...   (all of one kind: the first file's header decides)

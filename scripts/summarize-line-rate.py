@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Prints the tables of the "line-rate datagram channel" figures from a run of
 scripts/bench-line-rate.sh, and whether each target was hit.
 

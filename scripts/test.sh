@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # README step 2: install what is missing, build with warnings as errors into build-test/, and run
 # the whole suite (unit, MPI, install). Extra arguments go to ctest, e.g.
 #   scripts/test.sh -L unit          only the unit tests

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # clang-tidy on the project's own code (src/ and wrappers/, the headers they include from src/,
 # wrappers/ and include/) with the checks in .clang-tidy, every finding an error. CI runs it after
 # the sanitizers. Configures build-tidy/ for its compile_commands.json (nothing is built).

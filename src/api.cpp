@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The public C API (include/optireduce/optireduce.h).
 #include "optireduce/optireduce.h"
 

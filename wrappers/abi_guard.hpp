@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The library must be the build for the MPI the program runs on: the Open MPI and MPICH ABIs
 // differ in every handle, so the wrong one crashes in the first MPI call or, worse, computes
 // with the other MPI's handles. This finds out before that happens.

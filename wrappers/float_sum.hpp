@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The wrappers' one shared decision helper. Inline so the pass-through path is two or four
 // handle comparisons, a counter and a tail call to PMPI.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the Open MPI Fortran wrappers share: finding Open MPI's own routine behind ours, telling
 // Fortran's MPI_IN_PLACE / MPI_BOTTOM apart, and the list of names each routine goes by.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C entry points for the allreduce family.
 #include "float_sum.hpp"
 

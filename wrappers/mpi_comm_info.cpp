@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C entry points that give a communicator MPI_Info hints (engine/setup/comm_hints.hpp): MPI does its
 // part first, and only when it succeeded does the engine read our keys from the info object.
 // Both calls are collective, so the engine's agreement across the members may run inside them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fortran entry points for Open MPI. Open MPI's Fortran bindings call PMPI_* directly, so a C
 // MPI_Allreduce wrapper never sees Fortran callers (docs/architecture.md, "Layers"). We
 // define every name Open MPI exports for these routines (mpif.h / use mpi manglings, the

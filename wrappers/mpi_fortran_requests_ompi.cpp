@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fortran completion routines for Open MPI, whose Fortran bindings call PMPI_* directly (as for
 // the allreduce, mpi_fortran_ompi.cpp): each completes the engine requests among its arguments
 // (engine/requests/async_request.hpp) on their C handles and then calls Open MPI's own routine, which

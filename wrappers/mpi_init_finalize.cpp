@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C entry points that bracket the library's life: configuration is parsed once MPI is up, and
 // everything is released while MPI still works.
 #include "abi_guard.hpp"

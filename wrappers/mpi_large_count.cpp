@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MPI-4 large-count entry points (MPICH >= 4.0 exports them; mpi4py >= 4 calls them whenever
 // they exist). Same policy as the int-count versions: the count type never decides eligibility.
 #include "float_sum.hpp"

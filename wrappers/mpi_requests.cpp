@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C entry points of the request completion family. Engine requests (from eligible
 // MPI_Iallreduce calls) are generalized requests that only we can complete, so each of these
 // first completes those it is given (engine/requests/async_request.hpp) and then hands the call, unchanged,

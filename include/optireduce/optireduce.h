@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* optireduce public C API.
  *
  * Programs do not need this header: the library works when preloaded into unmodified MPI jobs.

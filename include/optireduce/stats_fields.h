@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* optireduce's process counters: the one list of them.
  *
  * Everything that names the counters is generated from OPTIREDUCE_STATS_FIELDS: the public

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash disable=SC2034  # constants for the scripts that source this file
 # common.sh: names, addresses and the shaping/loss helpers shared by scripts/cloud/*.sh.
 # Sourced, never run. Everything the emulated cloud creates carries the ordemo prefix, so

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # down.sh: remove the emulated cloud built by up.sh: its processes, namespaces (with their
 # veths, bridge, qdiscs and iptables rules), UTS namespaces, /etc/netns entries and state, and
 # put net.core.netdev_max_backlog back.

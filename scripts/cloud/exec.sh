@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # exec.sh: run a command on one emulated host: inside its network namespace, with its hostname
 # (UTS namespace) and its /etc/hosts. HOST is 3, h3 or ordemo-h3 for a host, or head for the
 # switch namespace, where mpirun.sh runs the launcher.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # linktest.sh: measure the TCP goodput between two emulated hosts, to check that the links run
 # at the rate set by up.sh/set.sh. One stream from host FROM to host TO for SECONDS; prints the
 # receiver's count in Mbit/s. Needs python3 (no iperf3 required).

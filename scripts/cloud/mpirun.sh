@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # mpirun.sh: run an Open MPI job on the emulated cloud, one rank per emulated host, with all
 # MPI traffic (TCP BTL and the launcher's OOB) on 10.77.0.0/24, i.e. across the shaped veths.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rsh-agent.sh: Open MPI's remote-shell agent for the emulated cloud (mpirun.sh passes it as
 # plm_rsh_agent). Called like ssh, `rsh-agent.sh HOST WORDS...`, where the words form one shell
 # command line (the orted invocation, already quoted for a shell); runs it on HOST via exec.sh.

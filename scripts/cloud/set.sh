@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # set.sh: change the link rate and/or packet loss of the emulated cloud while it runs (a job
 # in flight keeps its connections). Without --host it changes every host.
 set -euo pipefail

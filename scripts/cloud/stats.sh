@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # stats.sh: one line per emulated host with the counters that show what the network did:
 # bytes and packets through its veth, packets tbf dropped (queue full) in each direction,
 # packets the loss rule dropped, and the host's TCP segments sent and retransmitted.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # straggler.sh: make ranks straggle. Every period, with probability P, stop one randomly chosen
 # process matching PATTERN (SIGSTOP) for DELAY ms, then continue it (SIGCONT). Runs for
 # DURATION seconds at most; whatever ends it (time, Ctrl-C, SIGTERM, an error), a process it

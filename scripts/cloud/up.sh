@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # up.sh: build an emulated cloud of N hosts on this machine out of network namespaces.
 #
 # Host i is the network namespace ordemo-h<i> with hostname ordemo-h<i> (a persistent UTS

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench-training.sh: time-to-accuracy of data-parallel training (scripts/train/train.py) on the
 # emulated cloud (scripts/cloud/, 4 hosts, 1 Gbit/s each way) for four gradient allreduces:
 #   native   mpi4py on Open MPI, no library

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """sklearn's digits and the MLP trained on them: the split, the model and the batch order, for
 scripts/train/train.py and test/python/ddp_train.py alike. The test compares a native run with
 the library's bit for bit and the benchmark reports time to accuracy on the same task, so both

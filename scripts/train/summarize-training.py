@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Tables and plots of a scripts/train/bench-training.sh run.
 
 usage: scripts/train/summarize-training.py OUTDIR

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The tail condition of scripts/train/bench-training.sh: a schedule of link cuts, drawn once from
 a seed, applied on train.py's training clock, and checked afterwards.
 

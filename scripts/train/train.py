@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Data-parallel training of an MLP on sklearn's digits, one process per rank under mpirun.
 
 The gradients are averaged the way PyTorch's DistributedDataParallel does it: packed into fixed

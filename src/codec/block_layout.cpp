@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "codec/block_layout.hpp"
 
 #include "codec/lines.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How bounded mode lays a vector out for the wire (docs/architecture.md, "Sharding and the
 // transform"). Without the transform the wire vector is the input itself, cut into one contiguous
 // shard per rank (codec/sharding). With it:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Keeping the result unbiased when wire elements are zeroed (docs/architecture.md, "Estimating
 // what was lost"). With the transform, a coordinate of the result is a random-signed mix of its
 // block's wire coordinates, so zeroing a fraction f of one block's wire shrinks that block's

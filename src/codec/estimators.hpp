@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What bounded mode puts where data missed the deadline, and how large the error it introduced
 // is likely to be (docs/architecture.md, "Estimating what was lost"). Pure functions.
 //

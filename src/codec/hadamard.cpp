@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "codec/hadamard.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The randomized Hadamard transform of bounded mode (docs/architecture.md, "Sharding and the
 // transform"): random signs, then an orthonormal fast Walsh-Hadamard transform, on one
 // power-of-two block. Pure math; codec/block_layout.hpp cuts a whole vector into blocks and lays

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Whole 64-byte lines moved between strided places, for the wire layout's cache-line interleave
 // (codec/block_layout.hpp). Moves floats only, so every instruction set gives the same bits.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reduction kernels for the engine. Pure functions over spans; no MPI, no fabric.
 #pragma once
 

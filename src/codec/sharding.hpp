@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How a vector of n elements is cut into one shard per rank and each shard into segments
 // (messages): docs/architecture.md, "Sharding and the transform" and "Exact mode". Pure
 // arithmetic, identical on every rank.

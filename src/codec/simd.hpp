@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which vector instruction set the codec kernels run with. Chosen once at run time from what
 // the CPU reports (never from the build machine: shipped builds are never -march=native), and
 // selectable per call so tests and benchmarks can run every path on the same data. Every

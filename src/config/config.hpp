@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one table of OPTIREDUCE_* knobs and the parsed values (docs/architecture.md, "Layers";
 // docs/configuration.md is generated from the table).
 // Parsed once per process; every other layer reads the Config value, never the environment.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "config/info_hints.hpp"
 
 #include <cstdlib>

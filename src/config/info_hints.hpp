@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-communicator hints: the MPI_Info keys an application may attach to a communicator with
 // MPI_Comm_set_info or MPI_Comm_dup_with_info (docs/configuration.md, "Per-communicator hints").
 // Each key but the on/off switch stands in for one OPTIREDUCE_* variable on that communicator and

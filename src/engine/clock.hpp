@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's one clock, and the millisecond arithmetic the deadlines use on it. Monotonic:
 // deadlines must not move when the wall clock is set.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the MPI wrappers call for a float SUM allreduce. Everything else never reaches the engine.
 #pragma once
 

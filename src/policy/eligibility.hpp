@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which MPI_Allreduce calls the engine takes (README, "What it takes over").
 //
 // The decision must come out the same on every rank, or one rank enters the engine while another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Latency histogram with bounded memory and ~6% resolution: 16 linear sub-buckets per power of
 // two of nanoseconds. Histograms of all ranks add bucket by bucket into the job summary.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "telemetry/job_summary.hpp"
 
 #include "optireduce/optireduce.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-job summary written at MPI_Finalize (OPTIREDUCE_STATS, OPTIREDUCE_STATS_FILE).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // OPTIREDUCE_LOG: messages to stderr as "optireduce[rank] level: text", at most
 // OPTIREDUCE_LOG_LIMIT per process so a misbehaving loop cannot flood a job's output. Never used
 // on the pass-through path.

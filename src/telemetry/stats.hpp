@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Process-wide counters behind optireduce_get_stats() and the finalize summary.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The unreliable datagram channel of bounded mode (docs/protocol.md, "Datagram channel"), as the
 // engine sees it: one endpoint per process, any thread sends, one thread at a time drains. Two
 // kinds sit behind it:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The random decisions of the test-only OPTIREDUCE_FAULT_* knobs: splitmix64, seeded from the
 // seed knob and the rank. Pure, so the transport's fault decorator (faulty_dgram_endpoint.hpp)
 // and the engine's decisions (engine/setup/faults.hpp) share it. The seed fixes the sequence of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/faulty_dgram_endpoint.hpp"
 
 #include "telemetry/stats.hpp"

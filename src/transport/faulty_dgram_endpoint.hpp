@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The test-only datagram faults (OPTIREDUCE_FAULT_DROP, OPTIREDUCE_FAULT_DUPLICATE) as a datagram
 // endpoint around the real one, so the network's misbehaviour sits where the network is and the
 // engine above runs its normal path. The channel is wrapped only when a knob asks for a fault:

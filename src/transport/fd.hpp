@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A file descriptor we own: closed exactly once, by whoever holds it last.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/peer_addresses.hpp"
 
 #include "transport/fabric/fabric.hpp"

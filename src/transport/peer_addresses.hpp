@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Peers' libfabric addresses, each inserted into an endpoint's address vector once: shared by
 // the reliable and the datagram endpoint, so the table grows with distinct peers, not with
 // communicators (a peer met again on a new communicator reuses its address).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The 64-bit tag of every engine message on the reliable (tagged) channel. One definition, used
 // by sender and receiver. Bits 60..63 stay zero: libfabric's own collectives use bit 63.
 //

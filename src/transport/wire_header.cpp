@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/wire_header.hpp"
 
 #include <algorithm>

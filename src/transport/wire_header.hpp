@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The header at the front of every datagram of the bounded (FI_EP_DGRAM) channel: the one
 // definition of the wire format, specified in docs/protocol.md. Encoded field by field in
 // little-endian order, never by copying a struct, so the format does not depend on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Accuracy under loss, end to end: real ranks, the library preloaded, datagrams dropped by the
  * test-only OPTIREDUCE_FAULT_DROP. Usage `accuracy_check CASE`:
  *

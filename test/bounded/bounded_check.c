@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bounded mode, checked for what it promises, with the library preloaded into this unmodified
  * MPI program: usage `bounded_check CASE`, the faults set by the test through OPTIREDUCE_FAULT_*.
  *

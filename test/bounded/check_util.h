@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the bounded-mode check programs share: the CHECK macro, the library's counters through
  * dlsym (the programs are not linked against the library, it is preloaded), a clock. */
 #ifndef OPTIREDUCE_TEST_CHECK_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ranks that die or stall in bounded mode: the others never wait longer than the straggler bound
  * plus the deadlines, and a stalled rank recovers. Run with the library preloaded (see
  * CMakeLists.txt); the bound and deadline come from the environment (OPTIREDUCE_TIMEOUT_MS,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A rank whose datagram sends fail (OPTIREDUCE_FAULT_SEND_RANK, each round of sends with
  * OPTIREDUCE_FAULT_SEND_PROB): its datagrams are lost to the others, never an error of its own,
  * so every rank returns every call in step with the same code. CHECK_EXPECT says which:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A rank whose engine staging memory cannot grow (OPTIREDUCE_FAULT_ALLOC_RANK, at its
  * OPTIREDUCE_FAULT_ALLOC_NTH growth): every rank fails that allreduce in step with MPI_ERR_NO_MEM
  * (none waits for the rank that failed), and the communicator then works: the same call again is

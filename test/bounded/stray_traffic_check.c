@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The victim of test/bounded/stray_traffic_test.py: bounded allreduces, with the library
  * preloaded, while that script forges and replays datagrams at this job's sockets (and, in the
  * two-job case, forwards the other job's datagrams here). Usage `stray_traffic_check SECONDS`.

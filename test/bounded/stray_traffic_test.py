@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Hostile and stray datagrams aimed at running bounded-mode jobs: they are dropped and counted,
 and never change a result.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The datagram fault decorator against a scripted channel: without a fault the channel is not
 // wrapped; drops happen before the sink at the asked rate and are counted; copies go only for
 // datagrams the channel took, byte for byte, and never change what send_runs reports.

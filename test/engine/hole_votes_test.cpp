@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The all-gather's hole votes: the ranges and their wire payload (pure), and the exchange between
 // three ranks over a scripted network that loses datagrams: every rank ends with the same union,
 // every vote in, and a rank that closed still answers a peer that missed its last confirmation.

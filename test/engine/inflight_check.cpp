@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Two Transpose AllReduce operations in flight on one communicator at once (legal MPI: an
 // MPI_Iallreduce may overlap a blocking one). Even ranks wait for the second operation
 // first, odd ranks for the first, so completions interleave differently on every rank; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Datagrams our own host's queue drops are sent again, not lost (IP_RECVERR, udp_batch_io.cpp).
 // In a network namespace of its own the test gives loopback a tbf whose queue holds about two
 // offloaded runs, sends a burst that overflows it, and checks that the queue did drop and that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The datagram router against crafted input: each check of docs/protocol.md ("Validation")
 // drops what it must and counts it, nothing outside an open operation's staging is written,
 // datagrams for operations not started yet are held and replayed, late ones never land.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A datagram channel that runs a script instead of a network, for the engine's sending, fault and
 // hole-vote tests: send_runs takes the first `accept` datagrams of each run (a full queue
 // takes fewer; `room_per_call` caps a whole call) and records every datagram sent; poll hands

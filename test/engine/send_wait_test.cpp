@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A sender whose socket queue is full sleeps until the queue has room, not until the next
 // datagram arrives (udp_socket_endpoint.cpp, wait_for_send_space): while peers send, datagrams
 // arrive every few microseconds, and waking for each made a bounded operation's sender run a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A region of libfabric's shm provider left in /dev/shm by a killed process whose pid we now
 // have: opening the shm endpoint removes it and succeeds (without that, fi_enable fails with
 // EBUSY and the communicator falls back to MPI), while a region this process has mapped stays.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The public stats calls against the process counters (no MPI call is made):
 // optireduce_get_stats_sized writes no byte past the size it is given, so a program built
 // against an older, shorter optireduce_stats_t keeps working; the old optireduce_get_stats

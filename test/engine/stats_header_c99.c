@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* optireduce.h as a C99 program sees it (compiled with -std=c99 -Wpedantic, no extensions):
  * the struct's size and layout, and the sized stats call, for stats_api_test.cpp to compare. */
 #include "optireduce/optireduce.h"

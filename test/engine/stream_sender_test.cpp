@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StreamSender::stop against a scripted channel that takes two datagrams per run, as a link too
 // slow for its data does: a receiver that stopped waiting gets nothing more, what its stream had
 // not sent and every chunk made ready for it later is given up and counted, and the other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A small job for the leak check: engine calls on MPI_COMM_WORLD and on a communicator freed
  * before MPI_Finalize, so both teardown paths (MPI_Comm_free and MPI_Finalize) run. */
 #include <mpi.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A run of datagrams as the engine builds it, for the kernel UDP channel's tests.
 #pragma once
 

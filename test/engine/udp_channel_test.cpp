@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The kernel UDP channel over real loopback sockets: runs leave in segmented sends and arrive
 // whole, in order and with the right sender, with every combination of offloads (what a kernel
 // without GSO or GRO gets); names round-trip, the MTU rule holds, strangers are named as such,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Two kernel UDP channel endpoints that know each other, for the channel's tests on loopback.
 #pragma once
 

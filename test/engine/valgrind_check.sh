@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs a 2-rank job under valgrind with the library preloaded and fails if any valgrind report
 # (leak, invalid access, uninitialised use) has a frame in optireduce. Open MPI's own
 # allocations that it never frees are not ours to judge and are ignored.

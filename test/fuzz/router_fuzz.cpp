@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the datagram router (the code that applies a datagram to operation state)
 // driven the way the network and the engine drive it. Each input is a script of actions: raw
 // bytes as a datagram, a structured datagram (mostly valid header with one field bent: sequence

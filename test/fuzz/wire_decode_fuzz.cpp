@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the datagram header parser. Any bytes: decode never reads past the datagram,
 // and what it accepts is exactly what encode writes (re-encoding an accepted header gives the
 // same 40 bytes back, so no unchecked bit of the header can smuggle meaning) and obeys the rules

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # docs/configuration.md's generated section must equal `optireduce-info --config-markdown`
 # byte for byte, so the reference can never drift from the knob table in src/config.
 #   config_doc.sh check|write OPTIREDUCE_INFO DOC [BUILD_DIR]

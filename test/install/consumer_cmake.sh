@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # find_package(optireduce) from the install prefix alone: configure, build and run a consumer.
 set -euo pipefail
 prefix=$1 work=$2 src=$3 with_mpich=$4 version=$5

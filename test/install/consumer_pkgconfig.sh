@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # pkg-config from the install prefix alone: compile, link and run the consumer for each .pc.
 set -euo pipefail
 prefix=$1 work=$2 src=$3 libdir=$4 version=$5

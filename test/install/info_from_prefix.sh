@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The installed optireduce-info runs from the prefix, finds the installed library (not the build
 # tree's) through its RPATH, and sees the MPICH build next to it when there is one.
 set -euo pipefail

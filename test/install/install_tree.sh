@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fixture: installs the build tree into a fresh prefix, as a user would with --prefix.
 set -euo pipefail
 build=$1 prefix=$2

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # optireduce-run --dry-run for one launcher kind: the right library for the launcher's MPI, the
 # caller's LD_PRELOAD kept behind it, OPTIREDUCE_* forwarded in that launcher's syntax.
 #   launcher_dry_run.sh openmpi|hydra|srun|errors RUN_SCRIPT LIBDIR LAUNCHER NOOP_SO

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Correctness of MPI_Allreduce with optireduce preloaded (or natively, as a self-check of this
  * program): usage `allreduce_check GROUP...` with groups sizes, large, comms, mixed, iallreduce,
  * stress, or all. Environment: CHECK_EXPECT_ENGINE=0|1 (default: 1 when the library is present),

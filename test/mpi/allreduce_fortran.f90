@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! Fortran callers under Open MPI reach mpi_allreduce_ in libmpi_mpifh, which calls PMPI directly,
 ! so only optireduce's own Fortran entry points can catch them. This program makes the calls a
 ! Fortran training code makes (REAL sums, in place and not) plus pass-through ones, checks the

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! The `use mpi_f08` binding: under Open MPI it enters through mpi_allreduce_f08_, a different
 ! symbol from `use mpi`'s mpi_allreduce_, and its handles are derived types. Same checks as
 ! allreduce_fortran.f90, fewer calls: exact small-integer data, EXPECTED_* lines for the driver.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An invalid communicator (MPI_COMM_NULL) given to an eligible call, with the library preloaded:
  * usage `bad_comm allreduce|iallreduce [return]`. With `return` (MPI_ERRORS_RETURN on
  * MPI_COMM_WORLD and MPI_COMM_SELF) the call must return MPI_ERR_COMM and the program exits 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* See check_calls.h. Every reference and helper collective here goes through PMPI_, so the
  * library never sees (or counts) the test's own bookkeeping. */
 #include "check_calls.h"

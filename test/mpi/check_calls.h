@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One checked allreduce: the call exactly as an application makes it, the same call through
  * PMPI as the reference, and the bookkeeping of what optireduce should have done with it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* See check_runner.h. */
 #define _GNU_SOURCE
 #include "check_runner.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runs the named cases of allreduce_check: a watchdog per case, the library's counters before
  * and after, and one verdict line per case printed by rank 0 for the whole job. */
 #ifndef OPTIREDUCE_TEST_CHECK_RUNNER_H

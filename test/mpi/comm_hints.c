@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-communicator control: MPI_Info hints (MPI_Comm_set_info, MPI_Comm_dup_with_info) and the
  * optireduce_comm_enable switch.
  *

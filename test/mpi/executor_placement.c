@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the nonblocking executor thread runs (src/engine/requests/comm_executor.cpp). With a rank of the
  * job on every core of the node there is no spare core: the executor must stay on its rank's own
  * cores, not sit on another rank's. With a spare core and a bound rank it must be off the rank's

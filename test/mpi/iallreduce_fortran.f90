@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! MPI_Iallreduce from Fortran under Open MPI (`use mpi`): Open MPI's Fortran routines call PMPI
 ! directly, so only optireduce's Fortran entry points see these calls and can complete the
 ! engine's requests. Every completion routine a Fortran code may use is exercised, alone and on

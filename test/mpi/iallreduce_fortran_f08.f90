@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! MPI_Iallreduce and the completion routines from `use mpi_f08` under Open MPI: its own symbols
 ! (mpi_iallreduce_f08_, mpi_wait_f08_, ...), handles as derived types. Fewer calls than
 ! iallreduce_fortran.f90: Wait, Test, Waitall with an ordinary request, Waitany, Request_free.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Nonblocking allreduce requests in every completion call an application may use, at every
  * thread level.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs one MPI job and asserts on what only the outside can see: exit status, stderr lines,
 and the job summary optireduce writes at MPI_Finalize, compared with what the test program says
 it did (its EXPECTED_* lines on stdout).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Data-parallel training with gradients averaged the way Horovod and PyTorch DDP do it, through
 mpi4py, so that optireduce can be checked as a drop-in (test/python/drive.py runs and judges it).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Launcher and judge of the test/python CTest tests (label python).
 
 usage:

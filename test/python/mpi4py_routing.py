@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """mpi4py routing check: one MPI job (mpirun -np N, N >= 2), optireduce preloaded or not.
 
 usage: mpirun -np 4 [-x LD_PRELOAD=liboptireduce.so -x OPTIREDUCE_MIN_BYTES=0 ...]

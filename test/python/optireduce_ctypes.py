@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """optireduce's public C API (include/optireduce/optireduce.h) from Python through ctypes.
 
 The library is preloaded (LD_PRELOAD), never imported: ctypes.CDLL(None) sees the process's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Soak: a long run of everything a training job mixes, with the library preloaded, under the loss
  * the test injects (OPTIREDUCE_FAULT_DROP) and stalls this program makes. Usage
  * `soak_check soak` with CHECK_SOAK_SECONDS set (default 120); scripts/soak.sh runs it for an hour,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A tool's --version and --help, as a user runs them:
 #   --version prints one line, "NAME (optireduce) VERSION" with the project's version, exit 0;
 #   --help exits 0, its last paragraph is the "Exit status" section, it names every MENTION and

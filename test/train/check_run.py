@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Checks one run of scripts/train/train.py for test/train/train_smoke.sh.
 
 usage: check_run.py LOG CSV MIN_ACC ITERS [--exact] [--engine]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # train_smoke.sh: a tiny run of scripts/train/train.py (85 K-parameter MLP on digits, 60
 # iterations, 4 local ranks) for each back-end: native Open MPI, optireduce bounded (kernel UDP
 # datagrams over loopback, as across nodes) and exact, and Gloo. Each must train (test accuracy

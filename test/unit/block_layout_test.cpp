@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The wire layout of bounded mode (codec/block_layout.hpp): the transform returns every input,
 // of every size from 1 to 2^24 elements, powers of two or not; shards are whole blocks, cover
 // the padded vector and stay balanced; every instruction set gives the same bits.

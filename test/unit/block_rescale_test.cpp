@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rescaling after zeroed wire elements (codec/block_rescale.hpp): each block that lost part of
 // its wire is scaled by its own fraction, blocks that lost nothing are left exact, and the
 // decoded result is unbiased over the random signs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The pure pieces of bounded mode: the loss bitmap and the send pacer (estimators: estimators_test.cpp).
 #include "engine/deadlines/send_pacer.hpp"
 #include "engine/dgram/chunk_bitmap.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Ranks compare agreement_hashes() at communicator setup and fall back when they differ. A
 // must-agree knob missing from the hash lets ranks disagree on eligibility (deadlock); a
 // rank-local knob inside it makes jobs fall back for nothing (e.g. OPTIREDUCE_LOG on one rank).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An invalid value stops the job at MPI_Init, so the message is all the user gets: it must name
 // the variable, repeat the value they wrote and say what is allowed.
 #include "config/config.hpp"

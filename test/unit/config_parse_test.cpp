@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Valid OPTIREDUCE_* values: defaults, spellings users write, and the normalised form the rest
 // of the library (and the cross-rank agreement) sees.
 #include "config/config.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The adaptive deadline: calibration, reaction to a slower and a faster network, the loss
 // budget, clamps, pinning, and that silent senders (stragglers) do not drag the deadline up.
 #include "engine/deadlines/deadline_controller.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decide() must give the same answer on every rank for the same call, so each rule is pinned
 // here on its own; a silent change of any of them is a cross-rank deadlock in production.
 #include "policy/eligibility.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The estimators of bounded mode (codec/estimators.hpp), on exact inputs and as statistics:
 // unbiased for fixed inputs over random loss (a chi-square style check that the naive
 // rescaling fails), the error formula against enumeration, and the Hadamard transform's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A stand-in for the process environment, so config tests never depend on (or change) the
 // variables of the shell that runs them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The randomized Hadamard transform's math: orthonormal, its own inverse, vector and scalar
 // kernels bit-identical, signs deterministic per (seed, communicator, sequence, block) and fresh
 // across operations.

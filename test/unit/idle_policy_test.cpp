@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The wait loops' spin rule (engine/deadlines/idle_policy.hpp) with a made-up clock: a spin that follows
 // the arrivals, never longer than kSpinMax, none for sparse arrivals or on an oversubscribed node.
 #include "engine/deadlines/idle_policy.hpp"

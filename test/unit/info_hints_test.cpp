@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-communicator hints accept exactly what their variables accept, say what is wrong in the
 // variable's terms, and compare equal across ranks whenever they mean the same.
 #include "config/info_hints.hpp"

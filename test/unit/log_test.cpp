@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // OPTIREDUCE_LOG_LIMIT: the log stops after the limit with one line saying so, and 0 lifts it.
 #include "telemetry/log.hpp"
 #include "config/config.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The phase-close rules (engine/deadlines/phase_closer.hpp) on a made-up clock: a slow link, a late
 // starter, a dead rank, a co-tenant's burst, a lost one-datagram stream, and phase-2 repair.
 #include "engine/deadlines/phase_closer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which libfabric provider a communicator asks for: the reliable one of exact mode
 // (OPTIREDUCE_PROVIDER, rdm_provider_for) and the datagram one of bounded mode
 // (OPTIREDUCE_DGRAM_PROVIDER, dgram_provider_for). The engine (comm_setup.cpp) and

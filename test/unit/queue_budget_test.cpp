@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sender's kernel-queue budget (engine/deadlines/queue_budget.hpp) with a clock of the test's own: a
 // slow link's queue is held to what it drains before the limit (from the previous phase's rate
 // until its own is measured), a fast link's never, an unknown queue or rate holds nothing.

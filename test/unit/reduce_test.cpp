@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The owner's reduction: the sum in source order, bit for bit the same on every instruction set
 // and with dst aliasing the first source, at lengths that leave every vector path a remainder.
 #include "codec/reduce.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shard and segment arithmetic runs independently on every rank and must tile the buffer
 // exactly: a gap is an element nobody reduces, an overlap one that is summed twice. The sizes
 // cover the edges where remainder handling goes wrong (fewer elements than ranks, exact

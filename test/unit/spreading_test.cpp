@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the randomized Hadamard transform buys (docs/architecture.md, "Sharding and the
 // transform"): under bursty loss, whole runs of consecutive datagrams of one sender lost, the
 // largest per-coordinate error is far smaller with the transform than without, at about the same

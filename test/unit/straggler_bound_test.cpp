@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The straggler bound: the maximum while calibrating (a job's first steps lose nothing), then
 // above the skew the job shows, widening when a peer had to be written off, never beyond the
 // user's maximum, and off (0) when the maximum is 0.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Deterministic random data for the codec tests.
 #pragma once
 

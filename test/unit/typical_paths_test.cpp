@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a closed phase teaches the deadline: the typical paths, without one far slower than the
 // others (engine/deadlines/typical_paths.hpp); and, with the deadline controller, that one slow link does
 // not set every rank's pace (a fake clock: outcomes made up per operation).

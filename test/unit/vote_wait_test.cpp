@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How long an operation waits for hole votes: the base its deadlines give, plus what the
 // exchanges showed (how long past the base they took, and votes that came after they closed),
 // forgotten slowly and never more than the cap.

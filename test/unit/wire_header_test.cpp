@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The datagram header: round trip, exact byte layout (docs/protocol.md), and rejection of every
 // malformed input the receiver may see from the network.
 #include "transport/wire_header.hpp"

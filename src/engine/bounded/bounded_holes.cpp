@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // OPTIREDUCE_IDENTICAL_REPLICAS: the hole exchange after the all-gather, and the fill that is the
 // same on every rank (engine/dgram/hole_votes.hpp says why and how).
 #include "codec/block_rescale.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One bounded-time Transpose AllReduce over the datagram channel (docs/architecture.md, "The life
 // of one bounded operation").
 //

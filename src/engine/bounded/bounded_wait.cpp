@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The waiting part of a bounded operation (engine/bounded/bounded_operation.hpp): how a phase's thread
 // drains the endpoint, reads the facts the phase closer decides on, feeds the pipelined
 // all-gather and sleeps in the kernel when there is nothing to do.

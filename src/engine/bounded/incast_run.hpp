@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How many datagrams a stream sends to one receiver in a row: the length of one offloaded send
 // (a run) in StreamSender.
 //

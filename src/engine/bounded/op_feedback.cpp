@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/bounded/op_feedback.hpp"
 
 #include "codec/sharding.hpp"

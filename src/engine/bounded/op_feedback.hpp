@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What one bounded operation tells the counters and teaches its communicator (docs/architecture.md,
 // "The life of one bounded operation"): after each phase, the entries expected and lost, the late
 // peers, how the phase closed, and how long the senders' data took (the deadline controller);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/bounded/stream_sender.hpp"
 
 #include "codec/sharding.hpp"

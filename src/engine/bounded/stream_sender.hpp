@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sending side of one phase of a bounded operation: one stream of datagrams per peer, sent in
 // runs (one offloaded send each on the kernel channel), every peer's run of a round in one call,
 // paced per destination (SendPacer) and retried when the channel is full.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/deadlines/deadline_controller.hpp"
 
 #include "engine/deadlines/lower_median.hpp"

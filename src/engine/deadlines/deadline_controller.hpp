@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-phase deadline of bounded mode (docs/architecture.md, "Deadlines, the straggler bound
 // and early close"): no number the user has to tune per model. For each (message-size class,
 // phase) it learns the completion time from the job's own operations the way TCP learns its

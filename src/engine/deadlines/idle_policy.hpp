@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How a thread that waits for the network spends a poll that found nothing, in both modes' wait
 // loops: poll again, or give the core away (sleep in the kernel, or yield).
 //

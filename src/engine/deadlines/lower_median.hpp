@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The lower median of a set of values (of an even count, the smaller middle one): a value some
 // member actually has, never an average, and one that a single outlier on either side cannot
 // move. The job's deadline (deadline_controller.cpp) and the typical path's rate

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // When a phase of a bounded operation ends (docs/architecture.md, "The life of one bounded
 // operation"): a pure function of what each sender has delivered, the phase's clock and the time,
 // so every rule can be tested with a made-up clock. It reads no router and takes no lock: the

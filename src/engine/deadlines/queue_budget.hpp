@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How much of a phase's data a sender may keep queued on its own host (the socket's send buffer
 // and the host's egress queue), so that what it queues can still reach the receivers before they
 // stop waiting for it: at most what the link drains in the time left until their end for us

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Once every sender's tail is in, when each sender is asked again for the chunks still missing
 // from it (engine/deadlines/phase_closer.hpp asks every sender once, then follows this). A sender answers
 // an ask in a burst; once its answers came and then stopped for a short silence, what is still

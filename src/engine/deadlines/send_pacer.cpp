@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/deadlines/send_pacer.hpp"
 
 #include <algorithm>

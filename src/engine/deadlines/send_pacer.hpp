@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-destination send pacing of bounded mode (docs/protocol.md, "Pacing and the loss hint"): the
 // datagram channel has no acknowledgements, so a sender learns that it overruns a receiver (its
 // socket buffer, a rate-limited link) only from the loss that receiver reports in the header of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What one sender has delivered in one phase of a bounded operation, as the router recorded it:
 // the facts the phase's close (engine/deadlines/phase_closer.hpp) and its repair asks
 // (engine/deadlines/repair_schedule.hpp) are decided on.

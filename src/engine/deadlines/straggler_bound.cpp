@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/deadlines/straggler_bound.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How long bounded mode waits for a peer that has not started an operation yet
 // (docs/architecture.md, "Deadlines, the straggler bound and early close"). The phase deadline
 // bounds the network: it runs, per sender, from that sender's first datagram. A peer that has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/deadlines/typical_paths.hpp"
 
 #include "engine/deadlines/lower_median.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a closed phase teaches the deadline (deadline_controller.hpp), from what each sender's
 // path delivered: the typical paths' outcome, without a path far slower than the others. A host
 // whose link runs at a tenth of the others' for seconds delivers a fraction of its stream by the

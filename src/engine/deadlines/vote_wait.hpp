@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How long an operation waits for its peers' hole votes (engine/dgram/hole_votes.hpp). The base is
 // what its deadlines account for (bounded_holes.cpp: both phases twice, plus a few ms); what
 // the deadlines do not show is how long a peer takes to get a core, or how much of its own data

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which (sender, chunk) datagrams of one phase of one operation have arrived: the exact loss
 // map of bounded mode. Setting a bit twice is how duplicates are recognised; the map, not a
 // byte count, decides completion, so a duplicate can never stand in for a lost datagram.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which communicator a datagram belongs to: the job nonce rank 0 drew and the communicator id
 // the ranks agreed at setup. Both are in every header, so this key is how the receive side finds
 // a datagram's communicator, and how every sender fills its headers (wire_header_for).

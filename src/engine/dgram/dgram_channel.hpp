@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The bounded-mode channel of a process: one datagram endpoint, the router that places what
 // arrives, and the progress thread that drains it. Shared by every communicator in bounded mode.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The receive side of bounded mode: every datagram the progress thread drains comes here, is
 // checked in the order of docs/protocol.md ("Validation"), and is placed into the staging memory
 // of the operation it belongs to. No barrier anywhere: datagrams for an operation this rank has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/dgram/hole_ranges.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The all-gather's holes as ranges of chunk indices, and the vote that carries them (pure).
 //
 // Chunks are numbered across the whole result, shard by shard in rank order (shard s's chunk c

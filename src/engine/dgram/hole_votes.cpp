@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/dgram/hole_votes.hpp"
 
 #include "engine/dgram/seq_order.hpp"

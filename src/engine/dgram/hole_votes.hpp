@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Identical replicas: after its all-gather every rank tells every peer which chunks of the
 // result it is missing, and every rank then fills the union of those holes the same way (with
 // zeros, engine/bounded/bounded_holes.cpp), so the ranks' results stay bit-identical even where the

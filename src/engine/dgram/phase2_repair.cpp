@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/dgram/phase2_repair.hpp"
 
 #include "codec/sharding.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Phase-2 repair: a rank missing chunks of a peer's reduced shard asks that peer for them while
 // the all-gather's budget lasts, because all-gather loss is the only thing that makes replicas
 // differ (each rank fills a missing reduced chunk with its own estimate). This component owns

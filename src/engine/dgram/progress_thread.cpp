@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/dgram/progress_thread.hpp"
 
 #include "engine/dgram/thread_placement.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The thread that drains the datagram endpoint while the application computes
 // (docs/architecture.md, "Threads, and which may call MPI"): a peer's datagrams are taken out of
 // the kernel socket buffer, which holds only so many, whether or not this rank is inside MPI. It

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reduce-scatter repair: a receiver asks a sender for the chunks of its contribution that did not
 // arrive, while the phase has time, and the sender answers from its wire vector while its
 // operation is open (docs/protocol.md, "Repair").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The order of a communicator's operation sequence numbers. They are not wrapped on the wire but
 // compared modulo 2^32, so a job that runs more than four billion operations on one communicator
 // keeps working.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/dgram/shard_reducer.hpp"
 
 #include "codec/estimators.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // This rank's shard of a bounded operation (docs/architecture.md, "The life of one bounded
 // operation"): the peers' contributions to each chunk, summed in rank order as soon as all are
 // in (the all-gather sends each chunk on while the reduce-scatter still runs), and after the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where the library's own threads run (the datagram drainer, the nonblocking executors): off the
 // cores the rank computes on, near the NIC where there is a choice. (A nonblocking executor with
 // no spare core on the node stays on its rank's cores instead: comm_executor.cpp.)

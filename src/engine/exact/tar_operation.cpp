@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/exact/tar_operation.hpp"
 
 #include "codec/reduce.hpp"

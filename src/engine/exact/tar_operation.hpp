@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One exact Transpose AllReduce on one communicator (docs/architecture.md, "Exact mode").
 //
 // Phase 1 (reduce-scatter): this rank sends shard j of its input straight to rank j, segment by

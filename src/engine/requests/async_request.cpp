@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/requests/async_request.hpp"
 
 #include "engine/engine.hpp"

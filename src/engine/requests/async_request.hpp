@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Nonblocking engine allreduces as genuine MPI requests (docs/architecture.md, "Threads, and
 // which may call MPI").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/requests/comm_executor.hpp"
 
 #include "engine/dgram/thread_placement.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The thread that runs a communicator's nonblocking engine operations (MPI_Iallreduce) while the
 // application computes: real overlap, deadlines included, at every MPI thread level, because
 // the operations themselves call no MPI (only libfabric and the kernel's sockets). One per

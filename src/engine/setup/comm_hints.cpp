@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/setup/comm_hints.hpp"
 
 #include "config/info_hints.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A communicator's hints in the engine (config/info_hints.hpp says which keys exist): kept as an
 // MPI attribute of the communicator, so that they exist before its engine state does and
 // MPI_Comm_dup / MPI_Comm_idup copy them (as MPI copies info hints); agreed by every member when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Creation and destruction of per-communicator engine state (the MPI attribute's lifecycle).
 #pragma once
 

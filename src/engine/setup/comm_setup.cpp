@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collective setup of a communicator's engine state (docs/architecture.md, "Per-communicator
 // setup and fallback"): all members agree on the configuration, on setup success and on a
 // communicator id, or all fall back together.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-communicator engine state: created collectively on the first float SUM call on a
 // communicator (comm_setup.cpp), cached as an MPI attribute, destroyed by the attribute's
 // delete callback on MPI_Comm_free or at MPI_Finalize.

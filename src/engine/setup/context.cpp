@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/setup/context.hpp"
 
 #include "engine/requests/async_request.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one process context (docs/architecture.md, "Threads, and which may call MPI"): parsed
 // configuration, the attribute keyvals, the libfabric endpoints shared by communicators, and
 // the registry of live communicator states.

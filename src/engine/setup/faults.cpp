@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/setup/faults.hpp"
 
 #include "engine/setup/context.hpp"

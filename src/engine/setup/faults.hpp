@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The test-only OPTIREDUCE_FAULT_* knobs, decided in one place (docs/configuration.md, "Test-only
 // knobs"): each function says whether, or does what, the fault asks for at that point, and is a
 // no-op unless the knob names this rank. The datagram drop (OPTIREDUCE_FAULT_DROP) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What one operation of a communicator did, as the public C API reports it
 // (optireduce_last_op in include/optireduce/optireduce.h). This rank's view only: no number
 // here needed a message beyond the operation's own datagrams.

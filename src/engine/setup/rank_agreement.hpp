@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How a collective agreement of the engine learns, in the same MPI_MAX reduction as the values
 // it compares, whether any member failed and which (communicator setup, per-communicator hints).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Engine-owned memory that transfers land in. The engine never receives into user memory: a
 // late or cancelled transfer can then only ever touch these buffers, and the user buffer is
 // written exactly once, by the copy-out at the end of an operation.

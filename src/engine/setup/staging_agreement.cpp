@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "engine/setup/staging_agreement.hpp"
 
 #include "engine/setup/context.hpp"

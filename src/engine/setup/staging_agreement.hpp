@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Agreement on engine staging memory where it had to grow: the one step of an operation that can
 // fail on one rank only (allocation, or registration with the provider) before any data moves.
 #pragma once

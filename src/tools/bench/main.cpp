@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // optireduce-bench: the allreduce latency of optireduce and of the MPI underneath, measured in
 // the same job. Deliberately not linked against liboptireduce; see support/library_probe.hpp.
 #include "bench/modes/completion_overhead.hpp"

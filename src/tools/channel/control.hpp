@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control link: one TCP connection between client and server over which they agree on each
 // channel's run and hand back its results, and the TCP helpers the stream measurement shares.
 // IPv4 only, like the kernel datagram channel.

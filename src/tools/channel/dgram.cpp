@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Both sides of one datagram channel's run. The client sends the payload as the engine would:
 // datagrams of one size, each a wire header (chunk = its index) and a slice of the payload, in
 // runs of the channel's run_datagrams() through send_runs(). The server counts the distinct

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // optireduce-channel-bench: how fast, and at what CPU cost, each datagram channel of bounded
 // mode moves bulk data from one process to another, next to a TCP stream of the same bytes, in
 // the manner of libfabric's fabtests: two processes, a control connection, one table.

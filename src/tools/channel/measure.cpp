@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "measure.hpp"
 
 #include <sys/resource.h>

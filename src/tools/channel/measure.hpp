@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What one channel's run is and what it yields, shared by both roles: the channels the benchmark
 // knows, the settings the client chooses, one row of results, and the two sides of a run of a
 // datagram channel (dgram.cpp) and of the TCP stream it is compared with (stream.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The table and the JSON lines: what a row's raw counts and times mean per datagram and per GiB.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Both sides of the reference run: the same payload over one TCP connection, as a bulk
 // transfer would send it (large writes, Nagle left on, the kernel's buffer autotuning), so each
 // datagram channel can be judged against what the host's TCP stack does with the same bytes.

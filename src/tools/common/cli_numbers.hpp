@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Numbers as users type them on the tools' command lines. Range checks stay with each option:
 // only the option knows its limits and how to word them.
 #pragma once

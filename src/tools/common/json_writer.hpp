@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Just enough JSON for the tools: objects, arrays, strings, numbers, booleans and null, with the
 // commas and the escaping handled in one place. A top-level value ends with a newline.
 #pragma once

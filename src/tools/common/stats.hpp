@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Sample statistics for the tools' tables: one definition of a median and of a percentile.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // --version, the same on every tool: "TOOL (optireduce) VERSION", in the GNU form. The version is
 // CMake's PROJECT_VERSION, handed to version.cpp alone as a compile definition.
 #pragma once

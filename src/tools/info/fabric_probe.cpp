@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which libfabric providers this host offers for the engine's two channel kinds, and whether
 // the provider the engine would pick is among them.
 #include <rdma/fabric.h>

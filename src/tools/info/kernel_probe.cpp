@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The kernel UDP channel as the engine would open it here: the interfaces it would publish with
 // their MTU, and which offloads the kernel grants a socket (the same calls the channel makes).
 #include "probes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which liboptireduce this tool is running against, and whether its MPICH twin is beside it.
 #include <dlfcn.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // optireduce-info: what optireduce would do on this host, without starting MPI.
 // Prints the library build, libfabric providers, the hwloc topology and the effective
 // OPTIREDUCE_* configuration; exits 1 when the configuration is invalid, like the library would

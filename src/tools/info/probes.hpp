@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The four things optireduce-info looks at, one probe each. None of them initialises MPI: the
 // tool must work on a login node, outside any job, and before a launcher is involved.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Two views of one Report: a table for people, JSON for scripts (benchmark records, bug reports).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The same report as one JSON object, for scripts that record the environment of a run.
 #include "common/json_writer.hpp"
 #include "render.hpp"

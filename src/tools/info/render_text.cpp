@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The human-readable report: one titled block per probe, columns aligned.
 #include <algorithm>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What optireduce-info found out, as plain values: the probes fill it, the renderers print it,
 // so text and JSON output can never disagree about a fact.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The hwloc view the engine's progress thread is placed with: sockets, cores, NUMA nodes, and
 // where each network device sits relative to them.
 #include <hwloc.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every kernel measurement shares: the run's settings, aligned buffers, the timing loop and
 // the correctness checks that fail the run.
 #pragma once

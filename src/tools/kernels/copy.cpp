@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory copy every kernel is compared with.
 #include "measure.hpp"
 

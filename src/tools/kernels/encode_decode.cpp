@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Whole-vector encode and decode through a block layout.
 #include "measure.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The Hadamard transform, forward and inverse, block by block.
 #include "measure.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // optireduce-kernel-bench: how fast the codec kernels run on one core, next to how fast this
 // machine copies memory, measured in the same run. A kernel that streams its data from memory
 // cannot beat a copy of it, so the copy bandwidth is the physical limit and the ratio to it says

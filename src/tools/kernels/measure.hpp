@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One function per kernel family; each times every instruction set in r.isas, checks every result
 // and appends its rows to `r`. A wrong result ends the process through fail().
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The two renderings of a run's results: the table a person reads and one JSON object.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "render.hpp"
 
 #include "common/json_writer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the measurements yield, one row per kernel, instruction set and size: the input of both
 // renderings.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The scaled sum of a rank's vector and its peers' (estimate_partial_sum), next to the plain sum.
 #include "measure.hpp"
 

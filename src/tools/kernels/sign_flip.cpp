@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The keyed sign flip (signed_copy).
 #include "measure.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/fabric/fabric.hpp"
 
 #include <rdma/fi_domain.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RAII ownership of libfabric objects. Every fid the transport opens lives in one of these, so
 // an early return during setup or teardown at MPI_Finalize closes exactly what was opened, in
 // reverse order of creation (members are destroyed bottom-up).

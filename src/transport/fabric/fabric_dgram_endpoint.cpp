@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/fabric/fabric_dgram_endpoint.hpp"
 
 #include "telemetry/log.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The datagram channel over a libfabric FI_EP_DGRAM provider (efa, verbs UD, udp). Owns fabric,
 // domain, address vector, completion queue, endpoint (RAII) and a pool of posted receive
 // buffers that is kept full.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The capabilities the engine asks libfabric for, shared by the transport and optireduce-info
 // so that "usable" in the tool means usable by the engine.
 #pragma once

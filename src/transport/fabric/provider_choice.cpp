@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/fabric/provider_choice.hpp"
 
 #include "transport/fabric/fabric.hpp"

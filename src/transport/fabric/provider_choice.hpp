@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which channel the engine asks for (OPTIREDUCE_PROVIDER, OPTIREDUCE_DGRAM_PROVIDER), shared by
 // the engine and optireduce-info so both always name the same one.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One reliable (FI_EP_RDM, tagged) libfabric endpoint per provider per process, shared by every
 // communicator that uses that provider. Owns fabric, domain, address vector, completion queue
 // and endpoint (RAII), the peer address table, and progress.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/fabric/shm_leftovers.hpp"
 
 #include <dirent.h>

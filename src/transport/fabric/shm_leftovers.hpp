@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Regions that libfabric's shm provider left in /dev/shm for a process that has the same pid
 // as this one.
 //

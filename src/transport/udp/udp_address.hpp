@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Addresses of the kernel UDP channel: which local interfaces a rank offers its peers, the name
 // it publishes (exchanged through MPI like a libfabric address), which of a peer's addresses to
 // send to, and the path MTU towards it. The choice follows Open MPI's TCP transport: every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/udp/udp_batch_io.hpp"
 
 #include "telemetry/log.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The socket under the kernel UDP channel and its batched system calls. It knows what the kernel
 // lets it do (probed once at open: segmentation offload on send, coalescing on receive, the
 // buffer sizes granted) and moves bytes; it keeps no peer state: the caller names each run's

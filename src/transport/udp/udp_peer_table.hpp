@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The peers of the kernel UDP channel: the handle (fi_addr_t) the engine names each by, the
 // address we send to, the addresses its datagrams may come from, and the largest datagram that
 // reaches it whole (the path MTU under OPTIREDUCE_MTU). The socket keeps no peer state; this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "transport/udp/udp_socket_endpoint.hpp"
 
 #include "telemetry/log.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The kernel UDP channel ("kernel"): bounded mode's datagrams over one Linux UDP socket per
 // process, at the rate the host's network stack allows rather than one system call per
 // datagram (libfabric's udp provider, by its own manual a development provider).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The socket settings of the kernel UDP channel: segmentation offload (whether this kernel lets a
 // socket send a run of datagrams in one call, UDP_SEGMENT, Linux 4.18, and receive coalesced
 // ones, UDP_GRO, 5.0) and the socket buffers. Shared by the channel, which applies them to its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A program outside the optireduce tree that uses the installed header and library. Prints
  * what it linked so the test can check the ABI it got. Exits non-zero if the installed header
  * and library disagree on the stats struct. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // --completion-overhead: what the library costs the completion calls of ordinary requests
 // (MPI_Test, MPI_Wait, MPI_Testall, MPI_Waitall), which it intercepts to complete its own
 // MPI_Iallreduce requests. Every program that waits on a point-to-point request pays it, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bench/modes/passthrough_overhead.hpp"
 
 #include "bench/modes/report.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // --passthrough-overhead: what the library costs a call it does not take (Horovod issues a tiny
 // integer allreduce every few milliseconds; the budget is 50 ns a call).
 #pragma once

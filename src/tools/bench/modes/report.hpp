@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Everything optireduce-bench prints on stdout. Rank 0 calls these; the output follows OSU's
 // conventions (comment lines start with '#', one whitespace-separated row per size, size in
 // column 1 and average latency in column 2) so OSU parsers read it unchanged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The default run: every size of the plan in both modes, one table row per size.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bench/modes/threads_sweep.hpp"
 
 #include "bench/modes/report.hpp"

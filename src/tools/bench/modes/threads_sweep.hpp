@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // --threads N: every size of the plan with N threads per rank, each calling allreduce on its own
 // duplicate of the communicator at the same time, against native and against one thread.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The work that stands in for a training step's compute (--compute-ms, --skew-ms,
 // --compute-sleep), before each call.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Input data and the accuracy check of -c.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The two ways the bench calls allreduce, blocking and nonblocking. Both go through a function
 // pointer so that the comparison, down to the pass-through overhead, differs only in which symbol
 // is called.

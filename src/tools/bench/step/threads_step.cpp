@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bench/step/threads_step.hpp"
 
 #include "common/stats.hpp"

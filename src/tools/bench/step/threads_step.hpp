@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // --threads: one message size in one mode on T threads of every rank at once, each thread on its
 // own communicator, calls back to back.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One message size in one mode: warm-up calls, then calls timed one by one.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bench/step/validator.hpp"
 
 #include "bench/step/data.hpp"

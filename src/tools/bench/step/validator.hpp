@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The -c check: every result against PMPI_Allreduce of the same inputs. Both modes are checked,
 // the native one too, so the untimed work between calls is the same in both columns.
 #pragma once

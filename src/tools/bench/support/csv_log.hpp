@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // --csv: every timed iteration, for plots and distributions the table cannot show.
 #pragma once
 

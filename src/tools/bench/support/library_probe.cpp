@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bench/support/library_probe.hpp"
 
 #include <mpi.h>

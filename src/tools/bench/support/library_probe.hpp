@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Finds liboptireduce at run time. The bench never links it, so the same binary measures a
 // preloaded library and, without LD_PRELOAD, the plain MPI.
 #pragma once

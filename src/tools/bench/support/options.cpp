@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bench/support/options.hpp"
 
 #include "common/cli_numbers.hpp"

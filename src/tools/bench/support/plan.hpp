@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which message sizes a sweep visits and how many calls each gets.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "bench/support/progress.hpp"
 
 #include <unistd.h>

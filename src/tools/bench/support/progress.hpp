@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A one-line, self-overwriting progress indicator for rank 0.
 #pragma once
 
