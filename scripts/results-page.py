@@ -100,7 +100,10 @@ def load_runs(page):
             else:
                 raise PageError("%s:%d: neither a RESULT nor a FAILED line" % (path, n))
             cond = parts[0]
-            base = os.path.join(page, cond, "%s-s%d" % (run["label"], run["seed"]))
+            # bench-training.sh trains a co-tenant job with its seed + 100 but files it under the
+            # measured job's seed (<backend>-cotenant-s<seed>).
+            seed = run["seed"] - 100 if run["label"].endswith("-cotenant") else run["seed"]
+            base = os.path.join(page, cond, "%s-s%d" % (run["label"], seed))
             if os.path.exists(base + ".csv"):
                 run["rows"] = S.read_csv(base + ".csv")
             elif run.get("failed"):
@@ -433,7 +436,7 @@ def plots(runs):
 def page(runs, setup, command, rows, svgs, page_dir):
     model = first_run(runs)
     rel = "results/page"
-    seeds = sorted({r["seed"] for c in runs for b in runs[c] for r in runs[c][b]})
+    seeds = sorted({r["seed"] for c in runs for b in runs[c] for r in runs[c][b] if not b.endswith("-cotenant")})
     md = [
         "# Results",
         "",
