@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Which MPI_Allreduce calls the engine takes (README, "What it takes over").
+// Which MPI_Allreduce calls the engine takes (docs/usage.md, "What the engine takes over").
 //
 // The decision must come out the same on every rank, or one rank enters the engine while another
 // calls PMPI and the job deadlocks. So it only looks at what MPI requires to match across ranks
