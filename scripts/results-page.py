@@ -72,6 +72,7 @@ def _summarize():
 
 
 S = _summarize()
+fmt = S.fmt  # "–" for a missing value, the same cell as training.md's
 
 
 class PageError(Exception):
@@ -147,10 +148,6 @@ def read_command(page, setup):
 
 
 # --- numbers -------------------------------------------------------------------------------
-
-def fmt(v, spec):
-    return "–" if v is None else spec % v
-
 
 def ordered(by_label):
     """The measured back-ends first, in summarize-training.py's order, then co-tenant jobs."""
