@@ -144,7 +144,8 @@ void on_mpi_finalize() {
     {
         std::lock_guard lock(c.mutex);
         for (const CommState *st : c.comms)
-            if (st->summary_slot >= 0) c.comm_summaries[static_cast<std::size_t>(st->summary_slot)].calls = st->next_seq;
+            if (st->summary_slot >= 0)
+                c.comm_summaries[static_cast<std::size_t>(st->summary_slot)].calls = st->next_seq;
         comms = c.comm_summaries;
         unlisted = c.comm_summaries_unlisted;
     }
