@@ -103,7 +103,14 @@
                                  "finished their operation (or before it had started it)") \
     U64(phases_cut_slow_path,    "bounded phases closed before a sender's end because its data, at the rate " \
                                  "they came, could not arrive by then (a slow path); each is also counted as " \
-                                 "closed at the deadline")
+                                 "closed at the deadline") \
+    U64(device_calls,            "of engine_calls: those with a buffer in GPU memory, staged through pinned host " \
+                                 "memory (OPTIREDUCE_DEVICE=stage)") \
+    U64(device_fallback_calls,   "float SUM calls handed to the underlying MPI because some rank's buffer was in GPU " \
+                                 "memory and OPTIREDUCE_DEVICE=passthrough, or its staging failed (also counted in " \
+                                 "fallback_calls)") \
+    U64(device_copy_ns,          "nanoseconds this rank spent copying GPU buffers to and from host staging, " \
+                                 "both ways")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

@@ -36,6 +36,8 @@ constexpr Spellings<Hadamard, 3> kHadamards{
     {{"on", Hadamard::on}, {"off", Hadamard::off}, {"auto", Hadamard::automatic}}};
 constexpr Spellings<ExcessLoss, 3> kExcessLosses{
     {{"warn", ExcessLoss::warn}, {"error", ExcessLoss::error}, {"exact", ExcessLoss::exact}}};
+constexpr Spellings<DeviceMemory, 2> kDeviceMemories{
+    {{"stage", DeviceMemory::stage}, {"passthrough", DeviceMemory::passthrough}}};
 constexpr Spellings<LogLevel, 4> kLogLevels{
     {{"error", LogLevel::error}, {"warn", LogLevel::warn}, {"info", LogLevel::info}, {"debug", LogLevel::debug}}};
 
@@ -45,6 +47,7 @@ constexpr const auto &spellings(UdpOffload) { return kUdpOffloads; }
 constexpr const auto &spellings(Hadamard) { return kHadamards; }
 constexpr const auto &spellings(ExcessLoss) { return kExcessLosses; }
 constexpr const auto &spellings(LogLevel) { return kLogLevels; }
+constexpr const auto &spellings(DeviceMemory) { return kDeviceMemories; }
 
 // "a|b|c", NUL-terminated: the spellings of E joined as an enumeration row's allowed text.
 template <class E>
@@ -92,6 +95,13 @@ constexpr std::array kKnobs{
              "float SUM calls smaller than this (count*4 bytes) go to the underlying MPI, whose "
              "latency-optimised algorithms win for small messages",
              &Config::min_bytes},
+    KnobSpec{"OPTIREDUCE_DEVICE", KnobType::enumeration, "stage", kAllowed<DeviceMemory>, 0, 0, true,
+             "float SUM calls whose buffers are in GPU memory (found only where the application has "
+             "loaded the CUDA driver): stage copies them into pinned host memory on a stream of the "
+             "library's own, runs the engine, and copies the result back; passthrough hands them to "
+             "the underlying MPI, which must then be CUDA-aware. Agreed per call where any rank had "
+             "CUDA loaded when the communicator was set up (one small allreduce per call there)",
+             &Config::device},
     KnobSpec{"OPTIREDUCE_PROVIDER", KnobType::identifier, "auto", "auto or a libfabric provider", 0, 0, true,
              "reliable libfabric provider of exact mode: auto picks shm when all ranks of a communicator "
              "share a node, tcp;ofi_rxm otherwise; 'tcp' means tcp;ofi_rxm. Independent of "

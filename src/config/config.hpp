@@ -22,13 +22,15 @@ enum class ExcessLoss { warn, error, exact };
 enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 // OPTIREDUCE_UDP_OFFLOAD: which offloads the kernel datagram channel may use.
 enum class UdpOffload { automatic, gso, gro, off };
+// OPTIREDUCE_DEVICE: what the engine does with a call whose buffers are in GPU memory.
+enum class DeviceMemory { stage, passthrough };
 
 struct Config;
 // Where a knob's value goes: the Config field its table row stores into. The field also names the
 // knob in code (config.value_of(&Config::fault_seed)), so its variable's name is written once, in
 // the table. monostate: no field (the hint switch of config/info_hints.hpp, which is no variable).
 using KnobField = std::variant<std::monostate, Mode Config::*, Hadamard Config::*, ExcessLoss Config::*,
-                               LogLevel Config::*, UdpOffload Config::*, bool Config::*, int Config::*,
+                               LogLevel Config::*, UdpOffload Config::*, DeviceMemory Config::*, bool Config::*, int Config::*,
                                std::uint64_t Config::*, double Config::*, std::string Config::*>;
 
 // identifier: free text compared case-insensitively (stored lower case), e.g. a provider name.
@@ -84,6 +86,7 @@ struct Config {
     bool scatter_repair = true;        // receivers ask for reduce-scatter chunks they missed
     double max_loss = 0;               // fraction of entries lost in one operation
     ExcessLoss on_excess_loss = ExcessLoss::warn;
+    DeviceMemory device = DeviceMemory::stage;  // GPU buffers: staged through host memory, or to the MPI
     // Test-only fault injection (OPTIREDUCE_FAULT_*): never set in production.
     double fault_drop = 0;       // probability a received datagram is discarded
     double fault_duplicate = 0;  // probability a sent datagram is sent twice

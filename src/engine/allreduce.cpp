@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "codec/block_layout.hpp"
+#include "device/cuda_driver.hpp"
 #include "engine/bounded/bounded_operation.hpp"
+#include "engine/device/device_call.hpp"
 #include "engine/engine.hpp"
 #include "engine/exact/tar_operation.hpp"
 #include "engine/requests/async_request.hpp"
@@ -35,9 +37,13 @@ CommState *engine_route(MPI_Comm comm, std::int64_t count, bool nonblocking) {
     }
     CommState *st = comm_state_for(comm);
     const Route route = decide(CallFacts{true, true, count}, st->facts());
-    // The knob is checked only on an enabled communicator, where setup found it equal on every
-    // rank, so every rank takes the same way.
-    const bool needs_agreement = context().config.on_excess_loss != ExcessLoss::warn;
+    // Nonblocking calls cannot agree on anything per call: where an outcome must be agreed
+    // (OPTIREDUCE_ON_EXCESS_LOSS), or the route of a GPU buffer (OPTIREDUCE_DEVICE=passthrough on
+    // a communicator where some rank had CUDA loaded), they go to the underlying MPI. The knobs
+    // and the flag were agreed at setup, so every rank takes the same way.
+    const Config &cfg = context().config;
+    const bool needs_agreement =
+        cfg.on_excess_loss != ExcessLoss::warn || (st->device_capable && cfg.device == DeviceMemory::passthrough);
     if (route == Route::engine && !(nonblocking && needs_agreement)) return st;
     if (route == Route::fallback && static_cast<std::uint64_t>(count) > st->max_count) {
         static std::atomic<bool> said{false};
@@ -273,6 +279,13 @@ int engine_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
 }
 
 int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
+    // A process that never loaded CUDA, on a communicator where no rank had: host buffers only.
+    if (comm.device_capable || CudaDriver::loaded()) [[unlikely]]
+        return device_run(comm, sendbuf, recvbuf, count, from_mpi_call);
+    return host_run(comm, sendbuf, recvbuf, count, from_mpi_call);
+}
+
+int host_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
     return comm.bounded ? bounded_allreduce(comm, sendbuf, recvbuf, count, from_mpi_call)
                         : exact_allreduce(comm, sendbuf, recvbuf, count, from_mpi_call);
 }

@@ -31,6 +31,10 @@ int engine_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
 // The operation itself, on the calling thread. With `from_mpi_call` false (a nonblocking
 // operation on its executor thread) it calls no MPI function at all: a failure is only
 // returned, and reaches the application through the request's status.
+// Buffers in GPU memory are staged through host memory first (engine/device/device_call.hpp).
 int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call);
+
+// engine_run on buffers in host memory: the communicator's exact or bounded operation.
+int host_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call);
 
 }  // namespace optireduce

@@ -2,6 +2,7 @@
 // Collective setup of a communicator's engine state (docs/architecture.md, "Per-communicator
 // setup and fallback"): all members agree on the configuration, on setup success and on a
 // communicator id, or all fall back together.
+#include "device/cuda_driver.hpp"
 #include "engine/setup/comm_hints.hpp"
 #include "engine/setup/comm_registry.hpp"
 #include "engine/setup/comm_state.hpp"
@@ -167,12 +168,15 @@ LocalChannel open_local_channel(const CommState &st, ProcessContext &ctx) {
 bool agree_on_setup(CommState &st, const Config &cfg, const LocalChannel &local) {
     std::vector<std::uint64_t> hashes = cfg.agreement_hashes();
     const std::size_t k = hashes.size();
-    std::vector<std::uint64_t> agree(2 * k + 1);
+    std::vector<std::uint64_t> agree(2 * k + 2);
     for (std::size_t i = 0; i < k; ++i) {
         agree[i] = hashes[i];
         agree[k + i] = ~hashes[i];
     }
     agree[2 * k] = failure_code(local.ok(cfg.mode), st.rank, st.size);
+    // Whether any member can hold GPU buffers: then its calls agree on their route one by one
+    // (engine/device/device_call.hpp), a price only jobs that loaded CUDA pay.
+    agree[2 * k + 1] = CudaDriver::loaded() ? 1 : 0;
     PMPI_Allreduce(MPI_IN_PLACE, agree.data(), static_cast<int>(agree.size()), MPI_UINT64_T, MPI_MAX, st.comm);
 
     const auto names = Config::agreement_names();
@@ -192,6 +196,7 @@ bool agree_on_setup(CommState &st, const Config &cfg, const LocalChannel &local)
         disable(st, "OPTIREDUCE_MODE=off");
         return false;
     }
+    st.device_capable = agree[2 * k + 1] != 0;
     if (agree[2 * k] == 0) return true;
     disable_after_failure(st, agree[2 * k], local.error, " Check OPTIREDUCE_PROVIDER and optireduce-info.", "setup");
     return false;

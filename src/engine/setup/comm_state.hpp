@@ -4,6 +4,7 @@
 // delete callback on MPI_Comm_free or at MPI_Finalize.
 #pragma once
 
+#include "device/staging_copies.hpp"
 #include "engine/deadlines/deadline_controller.hpp"
 #include "engine/deadlines/send_pacer.hpp"
 #include "engine/deadlines/straggler_bound.hpp"
@@ -46,6 +47,13 @@ public:
     std::uint64_t max_count = UINT64_MAX;  // CommFacts::max_count
     std::uint32_t next_seq = 0;            // eligible calls so far; identical on every rank
     int summary_slot = -1;                 // in ProcessContext::comm_summaries, if listed there
+    // Some member had loaded the CUDA driver at setup: each blocking call then agrees on its route
+    // (engine/device/device_call.hpp). Agreed, so identical on every rank.
+    bool device_capable = false;
+    // Pinned host memory and a stream for this rank's GPU buffers, made at its first such call.
+    // Calls on one communicator run one at a time (a blocking one waits for the nonblocking
+    // ones before it), so one set serves them all.
+    std::unique_ptr<StagingCopies> device_staging;
 
     // Bounded mode (endpoint is then nullptr): the datagram channel and what it needs.
     struct Bounded {
