@@ -7,6 +7,7 @@
 #include <link.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 
 namespace optireduce {
@@ -26,6 +27,14 @@ unsigned long long loader_adds() {
         &adds);
     return adds;
 }
+
+// Whether a loaded object's file is the driver's (libcuda.so.1, or a path to it by another of its
+// names). Checked before asking dlopen, which searches the library path for an absent name even
+// with RTLD_NOLOAD (about 28 us on Debian 12), where this walk costs well under 1 us.
+int is_driver(dl_phdr_info *info, std::size_t, void *) {
+    return info->dlpi_name && std::strstr(info->dlpi_name, "libcuda.so") ? 1 : 0;
+}
+bool driver_mapped() { return dl_iterate_phdr(is_driver, nullptr) != 0; }
 
 std::atomic<CudaDriver *> g_driver{nullptr};
 std::atomic<unsigned long long> g_adds_seen{0};
@@ -63,6 +72,7 @@ CudaDriver *CudaDriver::loaded() {
     std::lock_guard lock(g_lookup_mutex);
     if (CudaDriver *d = g_driver.load(std::memory_order_acquire)) return d;
     g_adds_seen.store(adds, std::memory_order_relaxed);
+    if (!driver_mapped()) return nullptr;
     // RTLD_NOLOAD: a handle only if the application already loaded the driver; never loads it.
     void *handle = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY | RTLD_LOCAL);
     if (!handle) return nullptr;
