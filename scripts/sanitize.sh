@@ -55,7 +55,7 @@ thread_run() {
   # the build.
   wanted=(optireduce optireduce_unit_tests optireduce_router_test optireduce_udp_channel_test
           optireduce_inflight_check optireduce_check_ompi optireduce_bounded_check
-          optireduce_requests_ompi)
+          optireduce_requests_ompi optireduce_device_check optireduce_fake_cuda optireduce_fake_cuda_mpi)
   configure_and_build build-tsan thread -DOPTIREDUCE_BUILD_MPICH=OFF
   cd build-tsan
   if (($#)); then
@@ -70,10 +70,11 @@ thread_run() {
   # tcp provider, the shm channel, the finalize summary; two threads per rank in bounded
   # allreduces (MPI_THREAD_MULTIPLE) over the kernel and the libfabric datagram channel, with
   # their progress thread and 2% loss; two operations in flight on one communicator; and every
-  # test whose name says thread or multiple (nonblocking requests included). Bounded tests that
-  # time calls against a pinned deadline or bound the loss (requests_bounded) are left out: TSan
-  # alone slows the ranks enough to miss deadlines.
-  local mpi='^(mpi\.ompi\.np3\.(correctness|provider_tcp|bounded_one_node_uses_shm|stats)|mpi\.ompi\..*(thread|multiple).*|bounded\.(udp\.)?np3\.threads|engine_inflight_np3)$'
+  # test whose name says thread or multiple (nonblocking requests included); GPU buffers staged on
+  # the executor thread (on the fake CUDA driver). Bounded tests that time calls against a pinned
+  # deadline or bound the loss (requests_bounded) are left out: TSan alone slows the ranks enough
+  # to miss deadlines.
+  local mpi='^(mpi\.ompi\.np3\.(correctness|provider_tcp|bounded_one_node_uses_shm|stats)|mpi\.ompi\..*(thread|multiple).*|bounded\.(udp\.)?np3\.threads|engine_inflight_np3|device\.np2\.iallreduce)$'
   local status=0
   run -L unit -E "$heavy" -j "$(nproc)" || status=1
   run -R "$mpi" || status=1
