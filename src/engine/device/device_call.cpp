@@ -176,9 +176,9 @@ int device_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t 
         if (!comm.device_staging) comm.device_staging = std::make_unique<StagingCopies>(*cuda);
         if (!ctx || !c.error.empty() || !stage_in(*comm.device_staging, c, ctx, !agreed)) mine = kFailed;
     }
+    if (mine == kFailed && !agreed) abort_job(comm, c, from_mpi_call);
     const Vote route = agree(comm, mine, agreed);
     if (route != kEngine) return hand_to_mpi(comm, c, mine, route);
-    if (mine == kFailed) abort_job(comm, c, from_mpi_call);
     const int rc = host_run(comm, c.engine_send, c.engine_recv, count, from_mpi_call);
     if (!c.any_device()) return rc;
     bump(process_stats().device_calls);
