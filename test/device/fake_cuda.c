@@ -273,6 +273,19 @@ static void quarantine(uintptr_t base, size_t mapped) {
     munmap((void *)base, mapped);
 }
 
+// Fills in a new allocation and puts it in the table (the caller holds the lock).
+static void record_alloc(struct alloc *a, enum alloc_kind kind, void *base, size_t bytes, size_t mapped,
+                         void *shadow, CUcontext ctx) {
+  a->kind = kind;
+  a->base = (uintptr_t)base;
+  a->bytes = bytes;
+  a->mapped = mapped;
+  a->shadow = shadow;
+  a->ctx = ctx;
+  a->next = g_allocs;
+  g_allocs = a;
+}
+
 static CUresult map_device(size_t bytes, enum alloc_kind kind, CUcontext ctx, CUdeviceptr *out) {
   size_t mapped;
   if (!round_pages(bytes, &mapped)) return bytes ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
@@ -290,14 +303,7 @@ static CUresult map_device(size_t bytes, enum alloc_kind kind, CUcontext ctx, CU
     free(a);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  a->kind = kind;
-  a->base = (uintptr_t)dev;
-  a->bytes = bytes;
-  a->mapped = mapped;
-  a->shadow = shadow;
-  a->ctx = ctx;
-  a->next = g_allocs;
-  g_allocs = a;
+  record_alloc(a, kind, dev, bytes, mapped, shadow, ctx);
   g_stats.live_device_allocs++;
   *out = a->base;
   return CUDA_SUCCESS;
@@ -314,14 +320,7 @@ static CUresult map_pinned(size_t bytes, CUcontext ctx, void **out) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   memset(p, 0xff, mapped);
-  a->kind = ALLOC_PINNED;
-  a->base = (uintptr_t)p;
-  a->bytes = bytes;
-  a->mapped = mapped;
-  a->shadow = p;
-  a->ctx = ctx;
-  a->next = g_allocs;
-  g_allocs = a;
+  record_alloc(a, ALLOC_PINNED, p, bytes, mapped, p, ctx);
   g_stats.live_host_allocs++;
   g_stats.host_allocs++;
   g_stats.host_alloc_bytes += bytes;
