@@ -56,9 +56,10 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     b->key = {nonce, st.comm_id};
     // The largest datagram that reaches every member from every member: each rank's limit
     // towards its peers (the path MTU for the kernel channel), the smallest of them all.
-    std::uint64_t payload = (channel.endpoint->max_datagram(st.peers) - wire::kHeaderBytes) / sizeof(float);
+    // How many entries that is depends on the codec, which hints may change: apply_comm_hints.
+    std::uint64_t payload = channel.endpoint->max_datagram(st.peers) - wire::kHeaderBytes;
     PMPI_Allreduce(MPI_IN_PLACE, &payload, 1, MPI_UINT64_T, MPI_MIN, st.comm);
-    b->floats_per_datagram = static_cast<std::size_t>(payload);
+    b->payload_bytes = static_cast<std::size_t>(payload);
     b->peers = std::move(st.peers);
     // Registered before the last collective of setup: no member can send its first datagram
     // before every member is ready to take it.
@@ -269,9 +270,6 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     enable(st, ctx, *id, local);
 }
 
-// The wire format of the engine's data: 32-bit floats, the only one so far.
-constexpr const char *kWireCodec = "fp32";
-
 // The job summary's record of a communicator just set up, kept by its rank 0 only (so each
 // communicator is listed once); the caller holds ctx.mutex.
 void list_in_summary(CommState &st, ProcessContext &ctx) {
@@ -287,7 +285,8 @@ void list_in_summary(CommState &st, ProcessContext &ctx) {
     s.mode = to_string(ctx.config.mode);
     s.fallback = st.enabled ? "" : st.fallback_reason;
     s.channel = !st.enabled ? "mpi" : st.bounded ? st.bounded->channel->endpoint->provider() : st.endpoint->provider();
-    s.codec = st.enabled ? kWireCodec : "";
+    // Exact mode's reliable channel always carries fp32.
+    s.codec = !st.enabled ? "" : st.bounded ? to_string(st.bounded->codec) : "fp32";
     st.summary_slot = static_cast<int>(ctx.comm_summaries.size());
     ctx.comm_summaries.push_back(std::move(s));
 }
