@@ -27,7 +27,8 @@ struct CodedStream {
         return {reinterpret_cast<const std::byte *>(p), n, per_chunk, WireCodec::fp32};
     }
     std::size_t stride() const { return coded_bytes(codec, per_chunk); }
-    std::size_t chunks() const { return segment_count(entries, per_chunk); }
+    // A stream of no chunk size (nothing published yet) has no chunks.
+    std::size_t chunks() const { return per_chunk ? segment_count(entries, per_chunk) : 0; }
     // Entries of chunk c (c < chunks()).
     std::size_t count(std::uint32_t c) const { return segment_of(entries, per_chunk, c).count; }
     std::span<const std::byte> chunk(std::uint32_t c) const {
@@ -35,7 +36,7 @@ struct CodedStream {
     }
     // The bytes a stream of n entries takes.
     static std::size_t bytes_for(WireCodec codec, std::size_t n, std::size_t per_chunk) {
-        if (n == 0) return 0;
+        if (n == 0 || per_chunk == 0) return 0;
         const std::size_t full = n / per_chunk, rest = n % per_chunk;
         return full * coded_bytes(codec, per_chunk) + (rest ? coded_bytes(codec, rest) : 0);
     }

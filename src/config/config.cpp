@@ -202,7 +202,7 @@ constexpr std::array kKnobs{
     KnobSpec{"OPTIREDUCE_CODEC", KnobType::enumeration, "fp32", kAllowed<Codec>, 0, 0, true,
              "bounded mode over datagrams: how each entry travels after the transform. fp32: as is "
              "(4 bytes). bf16: rounded to the nearest bfloat16 (2 bytes, relative error at most "
-             "2^-9). int8: 8-bit levels with a scale per datagram and stochastic rounding (1 byte "
+             "2^-8). int8: 8-bit levels with a scale per datagram and stochastic rounding (1 byte "
              "and 4 per datagram; unbiased, error per operation about 2e-4 of the sum's energy). "
              "Only for sums that are gradients: the result is an estimate",
              &Config::codec},

@@ -23,6 +23,7 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_MODE", "exact"},
     {"OPTIREDUCE_MIN_BYTES", "4096"},
     {"OPTIREDUCE_DEVICE", "passthrough"},
+    {"OPTIREDUCE_CODEC", "int8"},
     {"OPTIREDUCE_PROVIDER", "tcp"},
     {"OPTIREDUCE_SEGMENT_BYTES", "1M"},
     {"OPTIREDUCE_LOG", "debug"},
@@ -65,7 +66,8 @@ TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
                                                "OPTIREDUCE_PROVIDER",
                                                "OPTIREDUCE_SEGMENT_BYTES", "OPTIREDUCE_DGRAM_PROVIDER",
                                                "OPTIREDUCE_HADAMARD", "OPTIREDUCE_HADAMARD_BLOCK",
-                                               "OPTIREDUCE_IDENTICAL_REPLICAS", "OPTIREDUCE_ON_EXCESS_LOSS"}));
+                                               "OPTIREDUCE_IDENTICAL_REPLICAS", "OPTIREDUCE_CODEC",
+                                               "OPTIREDUCE_ON_EXCESS_LOSS"}));
     EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
 }
 
