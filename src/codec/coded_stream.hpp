@@ -52,11 +52,4 @@ constexpr WireCodec wire_codec(Codec c) {
     return WireCodec::fp32;
 }
 
-// The most entries a datagram payload of `bytes` carries under `codec` (a chunk's coded size is
-// a fixed part, int8's scale, and a part per entry).
-inline std::size_t entries_fitting(WireCodec codec, std::size_t bytes) {
-    const std::size_t fixed = coded_bytes(codec, 0), per = coded_bytes(codec, 1) - fixed;
-    return bytes > fixed ? (bytes - fixed) / per : 0;
-}
-
 }  // namespace optireduce

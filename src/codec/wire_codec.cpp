@@ -3,7 +3,6 @@
 
 #include "codec/bf16_codec.hpp"
 #include "codec/int8_codec.hpp"
-#include "codec/lines.hpp"
 
 #include <bit>
 #include <cstring>
@@ -35,7 +34,7 @@ std::size_t entries_per_payload(WireCodec c, std::size_t payload_bytes) {
     std::size_t n = payload_bytes / 4;
     if (c == WireCodec::bf16) n = payload_bytes / 2;
     if (c == WireCodec::int8) n = payload_bytes > int8_codec::kScaleBytes ? payload_bytes - int8_codec::kScaleBytes : 0;
-    return n / kLineFloats * kLineFloats;
+    return n;
 }
 
 void encode_chunk(WireCodec c, const float *in, std::size_t n, std::byte *out, std::uint64_t seed, Isa isa) {

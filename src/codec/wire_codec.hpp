@@ -21,8 +21,8 @@ const char *to_string(WireCodec c);
 // little-endian, then n int8 levels).
 std::size_t coded_bytes(WireCodec c, std::size_t n);
 
-// The most entries a payload of `payload_bytes` carries, rounded down to a multiple of 16: the
-// engine moves whole 16-float cache lines (codec/lines.hpp).
+// The most entries a payload of `payload_bytes` carries: bounded mode's entries per datagram.
+// Not rounded to whole 16-float lines: chunks need not align with them (fp32's were never).
 std::size_t entries_per_payload(WireCodec c, std::size_t payload_bytes);
 
 // coded_bytes(c, n) bytes at `out` from n floats at `in`. `seed` feeds int8's stochastic

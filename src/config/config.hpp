@@ -31,9 +31,10 @@ struct Config;
 // Where a knob's value goes: the Config field its table row stores into. The field also names the
 // knob in code (config.value_of(&Config::fault_seed)), so its variable's name is written once, in
 // the table. monostate: no field (the hint switch of config/info_hints.hpp, which is no variable).
-using KnobField = std::variant<std::monostate, Mode Config::*, Hadamard Config::*, ExcessLoss Config::*,
-                               LogLevel Config::*, UdpOffload Config::*, DeviceMemory Config::*, Codec Config::*, bool Config::*, int Config::*,
-                               std::uint64_t Config::*, double Config::*, std::string Config::*>;
+using KnobField =
+    std::variant<std::monostate, Mode Config::*, Hadamard Config::*, ExcessLoss Config::*, LogLevel Config::*,
+                 UdpOffload Config::*, DeviceMemory Config::*, Codec Config::*, bool Config::*, int Config::*,
+                 std::uint64_t Config::*, double Config::*, std::string Config::*>;
 
 // identifier: free text compared case-insensitively (stored lower case), e.g. a provider name.
 // number: a decimal (fraction, milliseconds) within [min, max].
@@ -91,7 +92,7 @@ struct Config {
     bool scatter_repair = true;        // receivers ask for reduce-scatter chunks they missed
     double max_loss = 0;               // fraction of entries lost in one operation
     ExcessLoss on_excess_loss = ExcessLoss::warn;
-    Codec codec = Codec::fp32;  // bounded mode's wire format
+    Codec codec = Codec::fp32;                  // bounded mode's wire format
     DeviceMemory device = DeviceMemory::stage;  // GPU buffers: staged through host memory, or to the MPI
     // Test-only fault injection (OPTIREDUCE_FAULT_*): never set in production.
     double fault_drop = 0;       // probability a received datagram is discarded

@@ -36,8 +36,7 @@ const KnobSpec &hint_knob(const HintSpec &h);
 // the key was never given, so that the variable's value applies.
 class CommHints {
 public:
-    static constexpr std::size_t kSwitch = 0, kMinBytes = 1, kTimeoutMs = 2, kTargetLoss = 3, kMaxLoss = 4,
-                                 kCodec = 5;
+    static constexpr std::size_t kSwitch = 0, kMinBytes = 1, kTimeoutMs = 2, kTargetLoss = 3, kMaxLoss = 4, kCodec = 5;
     static constexpr std::size_t kCount = 6;
 
     // "optireduce": off sends every call on the communicator to the underlying MPI.

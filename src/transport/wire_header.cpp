@@ -119,8 +119,7 @@ Decoded decode(std::span<const std::byte> d) {
     h.flags = get<std::uint8_t>(d, kOffFlags);
     if ((h.flags & ~kKnownFlags) != 0 || (h.phase != Phase::all_gather && (h.flags & kEarly) != 0) ||
         (h.phase != Phase::reduce_scatter && (h.flags & kWaited) != 0) ||
-        ((is_repair_request(h.phase) || h.phase == Phase::hole_vote) && h.flags != 0) ||
-        codec_of(h.flags) >= kCodecs)
+        ((is_repair_request(h.phase) || h.phase == Phase::hole_vote) && h.flags != 0) || codec_of(h.flags) >= kCodecs)
         return {std::nullopt, DecodeError::reserved_set};
     h.loss_hint = get<std::uint8_t>(d, kOffLossHint);
     h.job_nonce = get<std::uint64_t>(d, kOffNonce);

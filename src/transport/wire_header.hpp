@@ -52,7 +52,9 @@ enum Flags : std::uint8_t {
 };
 inline constexpr unsigned kCodecShift = 3;
 constexpr std::uint8_t codec_flags(std::uint8_t codec) { return static_cast<std::uint8_t>(codec << kCodecShift); }
-constexpr std::uint8_t codec_of(std::uint8_t flags) { return static_cast<std::uint8_t>((flags & kCodecMask) >> kCodecShift); }
+constexpr std::uint8_t codec_of(std::uint8_t flags) {
+    return static_cast<std::uint8_t>((flags & kCodecMask) >> kCodecShift);
+}
 
 struct Header {
     std::uint8_t version = kVersion;

@@ -483,7 +483,8 @@ TEST_F(Fixture, ReduceScatterAnswersWaitingAreBounded) {
     big.size_for(3);
     router.open_op(kKey, &big);
     const std::size_t shard = kChunks * kChunkFloats;
-    router.offer_scatter(big, offer(wire_vector.data(), {{0, shard}, {shard, shard}, {2 * shard, shard}}, kChunkFloats));
+    router.offer_scatter(big,
+                         offer(wire_vector.data(), {{0, shard}, {shard, shard}, {2 * shard, shard}}, kChunkFloats));
     std::vector<std::uint32_t> all(kChunks);
     for (std::uint32_t c = 0; c < kChunks; ++c) all[c] = c;
     feed(repair_request(5, 1, all, wire::Phase::scatter_repair));

@@ -104,7 +104,8 @@ TEST_F(Fixture, AQueueThatFillsPartWayThroughARoundFavoursNoReceiver) {
     script->room_per_call = 16;                 // the scripted channel's run
     std::vector<float> big(4 * 16 * 40, 1.0f);  // 40 runs per stream
     StreamSender s(b, wire::Header{}, bytes, seconds);
-    for (int peer = 0; peer < 3; ++peer) s.add_stream(peer, CodedStream::floats(big.data(), big.size(), b.floats_per_datagram));
+    for (int peer = 0; peer < 3; ++peer)
+        s.add_stream(peer, CodedStream::floats(big.data(), big.size(), b.floats_per_datagram));
     s.all_ready();
     for (int round = 0; round < 30; ++round) {
         bool progressed = false;
@@ -122,7 +123,8 @@ std::vector<std::size_t> first_round_runs(Fixture &f, int streams, std::size_t f
     f.script->accept = 1000;  // the channel takes whole runs
     std::vector<float> big(floats_per_stream, 1.0f);
     StreamSender s(f.b, wire::Header{}, f.bytes, f.seconds);
-    for (int k = 0; k < streams; ++k) s.add_stream(k, CodedStream::floats(big.data(), big.size(), f.b.floats_per_datagram));
+    for (int k = 0; k < streams; ++k)
+        s.add_stream(k, CodedStream::floats(big.data(), big.size(), f.b.floats_per_datagram));
     s.all_ready();
     bool progressed = false;
     Clock::time_point earliest = Clock::time_point::max();

@@ -63,11 +63,10 @@ TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
     std::vector<std::string> names;
     for (const char *n : Config::agreement_names()) names.emplace_back(n);
     EXPECT_EQ(names, (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES", "OPTIREDUCE_DEVICE",
-                                               "OPTIREDUCE_PROVIDER",
-                                               "OPTIREDUCE_SEGMENT_BYTES", "OPTIREDUCE_DGRAM_PROVIDER",
-                                               "OPTIREDUCE_HADAMARD", "OPTIREDUCE_HADAMARD_BLOCK",
-                                               "OPTIREDUCE_IDENTICAL_REPLICAS", "OPTIREDUCE_CODEC",
-                                               "OPTIREDUCE_ON_EXCESS_LOSS"}));
+                                               "OPTIREDUCE_PROVIDER", "OPTIREDUCE_SEGMENT_BYTES",
+                                               "OPTIREDUCE_DGRAM_PROVIDER", "OPTIREDUCE_HADAMARD",
+                                               "OPTIREDUCE_HADAMARD_BLOCK", "OPTIREDUCE_IDENTICAL_REPLICAS",
+                                               "OPTIREDUCE_CODEC", "OPTIREDUCE_ON_EXCESS_LOSS"}));
     EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
 }
 

@@ -119,7 +119,8 @@ void BoundedOperation::run() {
         StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
         gather.set_early(true);
         for (int k = 1; k < comm_.size; ++k)
-            gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), streams_[static_cast<std::size_t>(comm_.rank)]);
+            gather.add_stream(staggered_peer(comm_.rank, comm_.size, k),
+                              streams_[static_cast<std::size_t>(comm_.rank)]);
         reduce_scatter(gather);
         t.scattered = Clock::now();
         all_gather(gather);

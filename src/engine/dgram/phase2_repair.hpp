@@ -123,7 +123,7 @@ private:
         bool published = false;
         std::uint32_t seq = 0;
         std::uint16_t shard_error = 0;
-        CodedStream shard;                   // its data points into shard_bytes
+        CodedStream shard;  // its data points into shard_bytes
         std::vector<std::byte> shard_bytes;
         std::vector<Request> requests;
         std::vector<RepairJob> answers;  // made already (queue_answers)

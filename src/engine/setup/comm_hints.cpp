@@ -155,7 +155,7 @@ void apply_comm_hints(CommState &st) {
     st.bounded->max_loss = hints.max_loss().value_or(cfg.max_loss);
     CommState::Bounded &b = *st.bounded;
     b.codec = wire_codec(hints.codec().value_or(cfg.codec));
-    b.floats_per_datagram = entries_fitting(b.codec, b.payload_bytes);
+    b.floats_per_datagram = entries_per_payload(b.codec, b.payload_bytes);
 }
 
 int copy_comm_hints_attr(MPI_Comm, int, void *, void *in, void *out, int *flag) {
