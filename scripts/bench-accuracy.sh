@@ -12,22 +12,43 @@
 # comes from test/bounded's `measure` case. Writes OUTDIR/accuracy.txt ("<experiment> <setting>
 # measure ..."); scripts/plot-accuracy.py makes the tables and the PNG. Needs root; brings the
 # cloud up and tears it down. About 20 minutes.
-#   usage: scripts/bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N]
+#   usage: scripts/bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N] [--codec fp32|bf16|int8]
 # --pairs N runs only N alternating pairs (on, off) of 16 operations at 4 MiB on the clean
 # network and writes OUTDIR/cost-4MiB-pairs.txt, one line per run: "<pair> <on|off> measure ...
 # | phases ... | p50 ..., p99 ..." (the measure line, then the job summary's phase endings and
 # engine latency over all ranks). About 20 seconds a pair.
+# --codec C runs every job with OPTIREDUCE_CODEC=C (the datagrams' wire format: bf16 and int8
+# round the entries, so NMSE then counts the codec's error with the loss's). The codec is named
+# in the output and in a "# codec C" first line of the results file, which plot-accuracy.py
+# skips; without --codec the library's default (fp32) runs and the output is as before.
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
-usage="usage: bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N]"
-out=${1:?$usage}
-build=$here/../build pairs=0
-shift
-if (($#)) && [[ $1 != --pairs ]]; then build=$1; shift; fi
-if (($#)); then
-  [[ $1 == --pairs && ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
-  pairs=$2
-fi
+usage="usage: bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N] [--codec fp32|bf16|int8]"
+out='' build=$here/../build build_given=0 pairs=0 codec=''
+while (($#)); do
+  case $1 in
+    --pairs)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
+      pairs=$2; shift 2 ;;
+    --codec)
+      [[ ${2:-} =~ ^(fp32|bf16|int8)$ ]] || { echo "--codec takes fp32, bf16 or int8" >&2; exit 2; }
+      codec=$2; shift 2 ;;
+    -h|--help) echo "$usage"; exit 0 ;;
+    -*) echo "$usage" >&2; exit 2 ;;
+    *)
+      if [[ -z $out ]]; then out=$1
+      elif ((!build_given)); then build=$1 build_given=1
+      else echo "$usage" >&2; exit 2
+      fi
+      shift ;;
+  esac
+done
+[[ -n $out ]] || { echo "$usage" >&2; exit 2; }
+# An OPTIREDUCE_CODEC in the caller's environment reaches the ranks too (mpirun.sh passes
+# OPTIREDUCE_* on); --codec overrides it, and either way the output says which ran.
+codec_env=()
+if [[ -n $codec ]]; then codec_env=(OPTIREDUCE_CODEC="$codec"); fi
+codec_note=${codec:-${OPTIREDUCE_CODEC:-}}
 lib=$build/wrappers/liboptireduce.so
 check=$build/test/bounded/optireduce_accuracy_check
 [[ -x $check && -f $lib ]] || { echo "build first: $check and $lib are missing" >&2; exit 1; }
@@ -36,12 +57,17 @@ cloud=$here/cloud
 trap '"$cloud/down.sh" >/dev/null 2>&1 || true' EXIT
 "$cloud/up.sh" 4 --rate 1gbit >/dev/null
 result=$out/accuracy.txt
-: >"$result"
+# new_result FILE: empties it, and names the codec in its first line when one was asked for.
+new_result() {
+  if [[ -n $codec_note ]]; then echo "# codec $codec_note (OPTIREDUCE_CODEC)" >"$1"; else : >"$1"; fi
+}
+new_result "$result"
+if [[ -n $codec_note ]]; then echo "codec: $codec_note (OPTIREDUCE_CODEC)"; fi
 
 launch() {  # log hadamard sizes ops [VAR=VALUE...]: one job of the measure case on the cloud
   local log=$1 ht=$2 sizes=$3 ops=$4
   shift 4
-  env "$@" LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD="$ht" \
+  env "${codec_env[@]}" "$@" LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_HADAMARD="$ht" \
     OPTIREDUCE_STATS=1 CHECK_SIZES="$sizes" CHECK_OPS="$ops" \
     "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_SIZES -x CHECK_OPS -- "$check" measure >"$log" 2>&1 ||
     { echo "run failed, see $log" >&2; return 1; }
@@ -51,14 +77,14 @@ run() {  # experiment setting hadamard sizes ops [VAR=VALUE...]
   local exp=$1 setting=$2 ht=$3 sizes=$4 ops=$5
   local log=$out/$exp-$setting-$ht-${sizes%%,*}.txt
   shift 5
-  echo "== $exp $setting hadamard=$ht ($sizes floats, $ops operations) $*"
+  echo "== $exp $setting hadamard=$ht${codec_note:+ codec=$codec_note} ($sizes floats, $ops operations) $*"
   launch "$log" "$ht" "$sizes" "$ops" "$@"
   grep '^measure' "$log" | sed "s/^/$exp $setting-$ht /" | tee -a "$result"
 }
 
 if ((pairs > 0)); then
   result=$out/cost-4MiB-pairs.txt
-  : >"$result"
+  new_result "$result"
   for ((i = 1; i <= pairs; i++)); do
     for ht in on off; do
       log=$out/pairs-$i-$ht.txt

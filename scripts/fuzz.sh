@@ -30,9 +30,11 @@ done
 
 # The router and what it links: the decoder, the queue budget's rule the repair answers keep to,
 # the stats it counts into, the log it writes to (which reads its level from the configuration
-# table). No MPI: the targets drive the code as the network and the engine do.
+# table), and the codecs that decode each payload as it is placed. No MPI: the targets drive the
+# code as the network and the engine do.
 router_sources=(src/engine/dgram/dgram_router.cpp src/engine/dgram/phase2_repair.cpp src/engine/dgram/scatter_repair.cpp src/engine/dgram/hole_votes.cpp src/engine/dgram/hole_ranges.cpp src/transport/wire_header.cpp
-                src/engine/deadlines/queue_budget.cpp src/telemetry/stats.cpp src/telemetry/log.cpp src/telemetry/histogram.cpp src/config/config.cpp)
+                src/engine/deadlines/queue_budget.cpp src/telemetry/stats.cpp src/telemetry/log.cpp src/telemetry/histogram.cpp src/config/config.cpp
+                src/codec/wire_codec.cpp src/codec/int8_codec.cpp src/codec/bf16_codec.cpp src/codec/simd.cpp)
 declare -A sources=(
   [wire_decode_fuzz]="src/transport/wire_header.cpp"
   [router_fuzz]="${router_sources[*]}"

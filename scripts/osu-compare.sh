@@ -6,7 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 usage: OSU_HOME=/path/to/osu-micro-benchmarks scripts/osu-compare.sh [--cloud] [--defaults]
-         [--no-validate] [osu_allreduce options]
+         [--codec fp32|bf16|int8] [--no-validate] [osu_allreduce options]
 
 Runs osu_allreduce on 4 local ranks three times and prints each table, then the average
 latencies side by side:
@@ -23,6 +23,11 @@ default to MPI_CHAR, which the engine never takes; earlier versions always use M
   --defaults     run the library with its default settings (bounded mode, OPTIREDUCE_MIN_BYTES
                  64K) instead of forcing exact mode and MIN_BYTES=0; OPTIREDUCE_* variables
                  set by the caller still apply
+  --codec C      the library's wire codec, OPTIREDUCE_CODEC=C (fp32, bf16 or int8) for runs 2
+                 and 3, in bounded mode instead of exact (MIN_BYTES=0 still; with --defaults
+                 the mode is left to the library and the caller): a codec only acts on bounded
+                 mode's datagrams. bf16 and int8 round the data, so OSU's exact check in run 3
+                 is expected to fail: add --no-validate
   --no-validate  skip run 3
 
 OSU_HOME is an OSU micro-benchmarks install prefix or build tree; osu_allreduce is looked up in
@@ -42,20 +47,25 @@ die() {
   exit 1
 }
 
-cloud=0 defaults=0 validate=1
+cloud=0 defaults=0 validate=1 codec=""
 while (($#)); do
   case "$1" in
     -h | --help) usage; exit 0 ;;
     --cloud) cloud=1; shift ;;
     --defaults) defaults=1; shift ;;
     --no-validate) validate=0; shift ;;
+    --codec)
+      [[ ${2:-} =~ ^(fp32|bf16|int8)$ ]] || die "--codec takes fp32, bf16 or int8"
+      codec=$2
+      shift 2
+      ;;
     *) break ;;
   esac
 done
 for arg in "$@"; do
   case "$arg" in
     -T* | --type*) die "-T is set by this script (mpi_float, the only type the engine takes)" ;;
-    --cloud | --defaults | --no-validate) die "$arg must come before the osu_allreduce options" ;;
+    --cloud | --defaults | --no-validate | --codec) die "$arg must come before the osu_allreduce options" ;;
   esac
 done
 
@@ -150,14 +160,20 @@ run() {
 # anyone reading the result, so the header names every OPTIREDUCE_* variable the ranks get.
 if ((defaults)); then
   settings="library defaults (OPTIREDUCE_MODE and OPTIREDUCE_MIN_BYTES not forced)"
+  [[ -z $codec ]] || settings+=", OPTIREDUCE_CODEC=$codec"
 else
-  export OPTIREDUCE_MODE=exact OPTIREDUCE_MIN_BYTES=0
-  settings="OPTIREDUCE_MODE=exact OPTIREDUCE_MIN_BYTES=0"
+  mode=exact
+  [[ -z $codec ]] || mode=bounded
+  export OPTIREDUCE_MODE=$mode OPTIREDUCE_MIN_BYTES=0
+  settings="OPTIREDUCE_MODE=$mode OPTIREDUCE_MIN_BYTES=0"
+  [[ -z $codec ]] || settings+=" OPTIREDUCE_CODEC=$codec"
 fi
+[[ -z $codec ]] || export OPTIREDUCE_CODEC="$codec"
 others=""
 while IFS= read -r name; do
   case "$name" in
     OPTIREDUCE_LIB) continue ;;
+    OPTIREDUCE_CODEC) [[ -z $codec ]] || continue ;;
     OPTIREDUCE_MODE | OPTIREDUCE_MIN_BYTES) ((defaults)) || continue ;;
   esac
   others+=" $name=${!name}"
@@ -179,7 +195,8 @@ fi
 
 # OSU rows: size in column 1, average latency in column 2, "Pass"/"Fail" last with -c; comment
 # and error lines do not start with a number.
-printf '\n=== Average latency (us), column 2 of each table; Ratio = optireduce / native\n'
+printf '\n=== Average latency (us), column 2 of each table; Ratio = optireduce / native%s\n' \
+  "${codec:+ (optireduce with codec $codec)}"
 awk -v validate="$validate" '
   FNR == 1 { file = (FILENAME == ARGV[1]) ? 1 : (FILENAME == ARGV[2]) ? 2 : 3 }
   $1 !~ /^[0-9]+$/ { next }

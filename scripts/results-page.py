@@ -56,7 +56,8 @@ CONDITIONS = ["clean", "loss", "tail", "cotenant"]
 SHORT = {"clean": "clean", "loss": "1% loss", "tail": "tail", "cotenant": "co-tenant"}
 # The back-ends the page compares bounded with; others in the run (exact, baseline) get rows too.
 OTHERS = [("native", "native"), ("gloo", "Gloo")]
-COLORS = {"native": "#1f77b4", "bounded": "#d62728", "exact": "#2ca02c", "gloo": "#ff7f0e",
+COLORS = {"native": "#1f77b4", "bounded": "#d62728", "bounded-bf16": "#e377c2",
+          "bounded-int8": "#8c564b", "exact": "#2ca02c", "gloo": "#ff7f0e", "gloo-fp16": "#bcbd22",
           "baseline": "#9467bd"}
 
 
@@ -88,6 +89,7 @@ def load_runs(page):
     if not os.path.exists(path):
         raise PageError("%s is missing" % path)
     runs = {}
+    mtu = S.read_mtu(os.path.join(page, "setup.txt"))
     with open(path) as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -102,8 +104,10 @@ def load_runs(page):
                 raise PageError("%s:%d: neither a RESULT nor a FAILED line" % (path, n))
             cond = parts[0]
             # bench-training.sh trains a co-tenant job with its seed + 100 but files it under the
-            # measured job's seed (<backend>-cotenant-s<seed>).
-            seed = run["seed"] - 100 if run["label"].endswith("-cotenant") else run["seed"]
+            # measured job's seed (<backend>-cotenant-s<seed>), which is the seed its FAILED
+            # line gives.
+            cotenant = run["label"].endswith("-cotenant")
+            seed = run["seed"] - 100 if cotenant and not run.get("failed") else run["seed"]
             base = os.path.join(page, cond, "%s-s%d" % (run["label"], seed))
             if os.path.exists(base + ".csv"):
                 run["rows"] = S.read_csv(base + ".csv")
@@ -112,6 +116,7 @@ def load_runs(page):
             else:
                 raise PageError("%s names a run whose %s.csv is missing" % (path, base))
             run["cuts"] = S.read_cuts(base + ".events") if os.path.exists(base + ".events") else []
+            run["wire_bytes_per_entry"] = S.wire_bytes_per_entry(S.read_stats(base + ".stats"), mtu)
             runs.setdefault(cond, {}).setdefault(run["label"], []).append(run)
     for by_label in runs.values():
         for label in by_label:
@@ -194,10 +199,14 @@ def ttt_cell(s):
     return cell
 
 
-def condition_table(runs, cond):
+def condition_table(runs, cond, reduced=False):
+    """reduced: the run has reduced-precision back-ends; adds the wire bytes per entry."""
     lines = ["| back-end | time to target (s) | iterations to target | iteration P50 (ms) "
              "| P99/P50 | machine CPU (s/step) | entries lost | replicas identical |",
              "|---|---:|---:|---:|---:|---:|---:|---|"]
+    if reduced:
+        lines[0] += " wire bytes per entry (≤) |"
+        lines[1] += "---:|"
     for label in ordered(runs[cond]):
         s = stats_of(runs, cond, label)
         if s["identical"] is None:
@@ -210,6 +219,38 @@ def condition_table(runs, cond):
             backend_cell(label, s), ttt_cell(s), fmt(s["iters_to_target"], "%.0f"),
             fmt(s["p50"], "%.0f"), fmt(s["ratio"], "%.2f"), fmt(s["machine"], "%.3f"),
             lost_pct(s["lost"]), same))
+        if reduced:
+            lines[-1] += " %s |" % fmt(s["wire"], "%.2f")
+    return lines
+
+
+def has_reduced(runs):
+    return S.has_reduced(runs)
+
+
+def ratios_table(runs):
+    """Every measured back-end but native and Gloo against them, and the codec rows against
+    gloo-fp16 as well: time and machine CPU, this back-end's divided by the other's."""
+    peers = ["native", "gloo", "gloo-fp16"]
+    lines = ["| condition | back-end | time / native | time / Gloo | time / Gloo fp16 "
+             "| CPU / native | CPU / Gloo | CPU / Gloo fp16 |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for cond in CONDITIONS + sorted(set(runs) - set(CONDITIONS)):
+        if cond not in runs:
+            continue
+        base = {p: stats_of(runs, cond, p) for p in peers}
+        for label in ordered(runs[cond]):
+            if label in ("native", "gloo") or label.endswith("-cotenant"):
+                continue
+            s = stats_of(runs, cond, label)
+            cells = []
+            for key in ("ttt_mean", "machine"):
+                for p in peers:
+                    if base[p] is None or p == label or (p == "gloo-fp16" and label not in S.CODECS):
+                        cells.append("–")
+                    else:
+                        cells.append(fmt(ratio(s[key], base[p][key]), "%.2f"))
+            lines.append("| %s | %s | %s |" % (SHORT.get(cond, cond), label, " | ".join(cells)))
     return lines
 
 
@@ -450,6 +491,20 @@ def page(runs, setup, command, rows, svgs, page_dir):
         "are read the same way: bounded's CPU per step divided by the other's, below 1 is less "
         "CPU. Every ratio on this page is one of these.",
         "",
+    ]
+    reduced = has_reduced(runs)
+    if reduced:
+        md += [
+            "This run also has reduced-precision back-ends: `bounded-bf16` and `bounded-int8` "
+            "(bounded mode with `OPTIREDUCE_CODEC=bf16` / `int8`: the gradients travel as "
+            "bfloat16, or as int8 levels with a scale per datagram) and `gloo-fp16` (Gloo with "
+            "each gradient bucket cast to float16 around its all_reduce, as PyTorch's "
+            "`fp16_compress_hook` does), the codecs' fair peer. Their ratios, in the second "
+            "table of the summary, are read the same way: the row's back-end divided by the "
+            "other.",
+            "",
+        ]
+    md += [
         "## What was run",
         "",
         "- **Date**: %s (setup.txt: started %s), at commit `%s`."
@@ -486,10 +541,26 @@ def page(runs, setup, command, rows, svgs, page_dir):
         "gave up on (– for back-ends on a reliable transport). Replicas identical: the parameter "
         "checksums of all ranks equal at the end (`checksum_spread` 0).",
         "",
+    ]
+    if reduced:
+        md += [
+            "Wire bytes per entry (≤): the bytes each rank sent per gradient entry it reduced, "
+            "from the library's counters in the run's `.stats` (`datagrams_sent` × MTU / "
+            "(`engine_bytes` / 4)): an upper bound, within about 2% (every datagram but each "
+            "stream's last is filled to the MTU less the headers, down to whole 16-float lines). "
+            "– for back-ends the library did not carry over datagrams (native, Gloo, exact).",
+            "",
+        ]
+    md += [
         "## Summary",
         "",
     ] + summary_table(rows) + [
         "",
+    ]
+    if reduced:
+        md += ["Every back-end against native and Gloo, and the codec back-ends against "
+               "gloo-fp16 as well (– where the other is not in the run):", ""] + ratios_table(runs) + [""]
+    md += [
         "![time to target](img/results/time-to-target.svg)",
         "",
         "![machine CPU per step](img/results/cpu-per-step.svg)",
@@ -500,7 +571,7 @@ def page(runs, setup, command, rows, svgs, page_dir):
         if cond not in runs:
             md += ["Not in this run.", ""]
             continue
-        md += condition_table(runs, cond) + [""]
+        md += condition_table(runs, cond, reduced) + [""]
         if cond == "tail":
             md += ["The iterations that ended during a cut (or within 0.5 s after it), against "
                    "the rest, every seed pooled:", ""] + S.cut_table(runs[cond]) + [""]

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # bench-training.sh: time-to-accuracy of data-parallel training (scripts/train/train.py) on the
-# emulated cloud (scripts/cloud/, 4 hosts, 1 Gbit/s each way) for four gradient allreduces:
-#   native   mpi4py on Open MPI, no library
-#   bounded  the same job with liboptireduce.so preloaded, OPTIREDUCE_MODE=bounded
-#   exact    ... OPTIREDUCE_MODE=exact
-#   gloo     torch.distributed's Gloo (rank 0 on ordemo-h0, 10.77.0.10, interface eth0)
+# emulated cloud (scripts/cloud/, 4 hosts, 1 Gbit/s each way) for these gradient allreduces:
+#   native        mpi4py on Open MPI, no library
+#   bounded       the same job with liboptireduce.so preloaded, OPTIREDUCE_MODE=bounded
+#   bounded-bf16  ... and OPTIREDUCE_CODEC=bf16 (the gradients travel as bfloat16)
+#   bounded-int8  ... and OPTIREDUCE_CODEC=int8 (int8 levels and a scale per datagram)
+#   exact         ... OPTIREDUCE_MODE=exact
+#   gloo          torch.distributed's Gloo (rank 0 on ordemo-h0, 10.77.0.10, interface eth0)
+#   gloo-fp16     Gloo on float16 copies of the buckets (train.py --wire-dtype fp16, as PyTorch's
+#                 fp16_compress_hook): the peer a reduced-precision codec is to be judged against
+# The default runs native, bounded, exact and gloo; --backends picks any of them.
 # under each condition:
 #   clean    no loss
 #   loss     1% of packets dropped on arrival at every host
@@ -35,7 +40,7 @@
 # tail.py check compares them across the back-ends of each seed and the script exits 1 if they
 # differ.
 #   usage: scripts/train/bench-training.sh OUTDIR [BUILD_DIR] [--seeds N]
-#            [--conditions clean,loss,tail] [--backends native,bounded,exact,gloo] [--quick]
+#            [--conditions clean,loss,tail] [--backends native,bounded,exact,gloo,...] [--quick]
 #            [--dry-run] [--baseline-build DIR] [--mtu BYTES]
 # --baseline-build adds the back-end "baseline": bounded mode with DIR's library (an earlier
 # commit's build), interleaved with the others, so a change is measured against its parent side
@@ -60,7 +65,10 @@ usage: $(basename -- "$0") OUTDIR [BUILD_DIR] [--seeds N] [--conditions LIST] [-
   BUILD_DIR     the build with wrappers/liboptireduce.so (default: the repository's build/)
   --seeds       seeds 1..N, each running every back-end (default 3)
   --conditions  which network conditions, in this order (default clean,loss,tail; also cotenant)
-  --backends    which back-ends (default native,bounded,exact,gloo)
+  --backends    which back-ends, from native, bounded, bounded-bf16, bounded-int8, exact, gloo
+                and gloo-fp16 (default native,bounded,exact,gloo); bounded-bf16 and
+                bounded-int8 are bounded with OPTIREDUCE_CODEC=bf16 / int8, gloo-fp16 is Gloo
+                with the buckets cast to float16 around the all_reduce (fp16_compress_hook)
   --quick       30 iterations at most, target accuracy 0.9: a few minutes per condition
   --dry-run     check the arguments, write OUTDIR/setup.txt and the tail schedules, list the runs,
                 and stop (no root, build or cloud needed)
@@ -95,8 +103,9 @@ for c in "${conds[@]}"; do
     { echo "unknown condition '$c' (clean, loss, tail, cotenant)" >&2; exit 2; }
 done
 for b in "${backends[@]}"; do
-  [[ $b =~ ^(native|bounded|exact|gloo)$ ]] ||
-    { echo "unknown back-end '$b' (native, bounded, exact, gloo)" >&2; exit 2; }
+  [[ $b =~ ^(native|bounded|bounded-bf16|bounded-int8|exact|gloo|gloo-fp16)$ ]] ||
+    { echo "unknown back-end '$b' (native, bounded, bounded-bf16, bounded-int8, exact, gloo," \
+        "gloo-fp16)" >&2; exit 2; }
 done
 lib=$build/wrappers/liboptireduce.so
 base_lib=''
@@ -240,10 +249,19 @@ start_job() { # backend seed label base [train.py options...]
   run_count=$((run_count + 1))
   case $backend in
     native) ;;
-    bounded|exact) env=(LD_PRELOAD="$lib" OPTIREDUCE_MODE="$backend" OPTIREDUCE_STATS=1) ;;
+    # The codec is set for every bounded back-end, fp32 included: an OPTIREDUCE_CODEC left in
+    # the caller's environment (mpirun.sh passes OPTIREDUCE_* on) must not turn "bounded" into
+    # a codec run under the wrong name.
+    bounded|bounded-bf16|bounded-int8)
+      local codec=fp32
+      if [[ $backend == bounded-* ]]; then codec=${backend#bounded-}; fi
+      env=(LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_CODEC="$codec" OPTIREDUCE_STATS=1) ;;
+    exact) env=(LD_PRELOAD="$lib" OPTIREDUCE_MODE=exact OPTIREDUCE_STATS=1) ;;
     baseline) env=(LD_PRELOAD="$base_lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_STATS=1) ;;
-    gloo) extra=(--backend gloo --master-addr 10.77.0.10 --master-port $((29500 + run_count))
-                 --gloo-ifname eth0) ;;
+    gloo|gloo-fp16)
+      extra=(--backend gloo --master-addr 10.77.0.10 --master-port $((29500 + run_count))
+             --gloo-ifname eth0)
+      if [[ $backend == gloo-fp16 ]]; then extra+=(--wire-dtype fp16); fi ;;
   esac
   env "${env[@]}" "$cloud/mpirun.sh" "$hosts" --timeout "$limit" -- "$python" "$here/train.py" \
     "${train_args[@]}" "${extra[@]}" "$@" --seed "$seed" --label "$label" \

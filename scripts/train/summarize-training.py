@@ -13,6 +13,12 @@ the library lost (and the all-gather's share: the only loss that makes replicas 
 peers written off as stragglers, the final replica drift and the parameter-checksum spread across ranks. Plots
 (matplotlib, Agg): OUTDIR/accuracy-<condition>.png, test accuracy against training time, and
 OUTDIR/iter-cdf-<condition>.png, the CDF of iteration times.
+
+When the run has a reduced-precision back-end (bounded-bf16, bounded-int8: bounded mode with
+OPTIREDUCE_CODEC; gloo-fp16: Gloo on float16 buckets), the tables gain two columns: the codec
+rows' speed-up against gloo-fp16, their fair peer, and the bytes each rank put on the wire per
+gradient entry, from the library's counters in <backend>-s<seed>.stats (wire_bytes_per_entry;
+library rows only). A run without those back-ends gives the same tables as before they existed.
 """
 import csv
 import glob
@@ -22,21 +28,31 @@ import re
 import statistics
 import sys
 
-BACKENDS = ["native", "bounded", "exact", "gloo", "baseline"]  # baseline: --baseline-build
+# baseline: --baseline-build
+BACKENDS = ["native", "bounded", "bounded-bf16", "bounded-int8", "exact", "gloo", "gloo-fp16",
+            "baseline"]
+# Bounded mode with a reduced-precision wire codec, and the peer they are judged against: Gloo
+# with the gradients cast to float16 around its all_reduce (fp16_compress_hook's way).
+CODECS = ["bounded-bf16", "bounded-int8"]
+REDUCED = CODECS + ["gloo-fp16"]
 CONDITIONS = {
     "clean": "clean network (4 hosts, 1 Gbit/s)",
     "loss": "1% packet loss on arrival at every host",
     "tail": "tail: one random host's link slowed at random moments (see setup.txt)",
     "cotenant": "co-tenant: a second job of the same back-end on the same hosts, no loss",
 }
-COLORS = {"native": "tab:blue", "bounded": "tab:red", "exact": "tab:green", "gloo": "tab:orange", "baseline": "tab:purple"}
+COLORS = {"native": "tab:blue", "bounded": "tab:red", "bounded-bf16": "tab:pink",
+          "bounded-int8": "tab:brown", "exact": "tab:green", "gloo": "tab:orange",
+          "gloo-fp16": "tab:olive", "baseline": "tab:purple"}
 
 
 def load_runs(outdir):
     """{condition: {backend: [run]}}; a run is the RESULT dict plus 'rows' (its CSV rows)."""
     runs = {}
+    mtu = read_mtu(os.path.join(outdir, "setup.txt"))
     for log in sorted(glob.glob(os.path.join(outdir, "*", "*-s*.log"))):
         cond = os.path.basename(os.path.dirname(log))
+        # Greedy: back-end names have dashes of their own (bounded-int8-cotenant-s1.log).
         m = re.match(r"(.+)-s(\d+)\.log$", os.path.basename(log))
         backend, seed = m.group(1), int(m.group(2))
         result = read_result(log)
@@ -46,8 +62,50 @@ def load_runs(outdir):
         result["rows"] = read_csv(path) if os.path.exists(path) else []
         events = log[:-len(".log")] + ".events"
         result["cuts"] = read_cuts(events) if os.path.exists(events) else []
+        result["wire_bytes_per_entry"] = wire_bytes_per_entry(
+            read_stats(log[:-len(".log")] + ".stats"), mtu)
         runs.setdefault(cond, {}).setdefault(backend, []).append(result)
     return runs
+
+
+def read_mtu(setup_path):
+    """The cloud's MTU from bench-training.sh's setup.txt; 1500 for a setup.txt from before
+    --mtu (its links had the default), None without one."""
+    if not os.path.exists(setup_path):
+        return None
+    with open(setup_path) as f:
+        m = re.search(r"\bMTU (\d+)", f.read())
+    return int(m.group(1)) if m else 1500
+
+
+def read_stats(path):
+    """The counters of the library's OPTIREDUCE_STATS summary (summed over the ranks) as
+    {name: number}; None without the file or the line (a run without the library)."""
+    if not os.path.exists(path):
+        return None
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("optireduce[0] stats: ranks="):
+                pairs = (w.split("=", 1) for w in line.split()[2:] if "=" in w)
+                return {k: float(v) for k, v in pairs if re.match(r"-?[0-9.e+]+$", v)}
+    return None
+
+
+def wire_bytes_per_entry(counters, mtu):
+    """Bytes each rank put on the wire per gradient entry it reduced: datagrams_sent (data and
+    repairs, every rank) times the MTU, over the entries of the engine's calls (engine_bytes:
+    the float32 gradients, 4 bytes each, every rank). An upper bound on the IP bytes: the
+    engine fills each datagram to the path MTU less the headers and down to whole 16-float
+    lines, so at MTU 1500 a full datagram is 1476-1496 bytes (1.6% or less below the bound),
+    and only each stream's last one is short. None where it means nothing: no datagrams
+    (exact mode, no library), or calls moved to the reliable path (OPTIREDUCE_ON_EXCESS_LOSS
+    =exact), whose bytes the counters do not see."""
+    if not counters or not mtu:
+        return None
+    sent, payload = counters.get("datagrams_sent"), counters.get("engine_bytes")
+    if not sent or not payload or counters.get("reliable_calls"):
+        return None
+    return sent * mtu / (payload / 4.0)
 
 
 def read_result(log):
@@ -193,7 +251,15 @@ def row_stats(runs):
         # network's work lands on whichever task a softirq interrupts).
         "machine": mean_or_none([r.get("machine_cpu_s_per_step") for r in ok]),
         "softirq": mean_or_none([r.get("softirq_s_per_step") for r in ok]),
+        "wire": mean_or_none([r.get("wire_bytes_per_entry") for r in ok]),
     }
+
+
+def has_reduced(runs):
+    """Whether the run ({condition: {backend: [run]}}) has a reduced-precision back-end: only
+    then do the tables carry the columns about them."""
+    return any(b.replace("-cotenant", "") in REDUCED for by_backend in runs.values()
+               for b in by_backend)
 
 
 def speedup(base, this):
@@ -202,10 +268,13 @@ def speedup(base, this):
     return "%.2f×" % (base / this)
 
 
-def table(cond, by_backend):
+def table(cond, by_backend, reduced=False):
+    """reduced: the run has reduced-precision back-ends; adds the speed-up against gloo-fp16
+    (codec rows) and the wire bytes per entry."""
     stats = {b: row_stats(by_backend[b]) for b in ordered(by_backend)}
     native = stats.get("native", {}).get("ttt_mean")
     gloo = stats.get("gloo", {}).get("ttt_mean")
+    gloo16 = stats.get("gloo-fp16", {}).get("ttt_mean")
     lines = [
         "| Back-end | time to target, mean (s) | per seed (s) | vs native | vs Gloo | final acc "
         "| iter P50 (ms) | iter P99 (ms) | P99/P50 | entries lost | of which all-gather "
@@ -213,6 +282,10 @@ def table(cond, by_backend):
         "| machine CPU s/step | of which softirq |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    if reduced:
+        lines[0] = lines[0].replace("| vs Gloo |", "| vs Gloo | vs Gloo fp16 |") + \
+            " wire bytes/entry (≤) |"
+        lines[1] += "---:|---:|"
     for b, s in stats.items():
         per_seed = ", ".join(fmt(t, "%.1f") for t in s["ttt"]) or "–"
         if s["failed"]:
@@ -220,13 +293,17 @@ def table(cond, by_backend):
         mean = fmt(s["ttt_mean"], "%.1f")
         if s["reached"] < s["seeds"]:
             mean += " (%d/%d reached)" % (s["reached"], s["seeds"])
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            b, mean, per_seed, speedup(native, s["ttt_mean"]), speedup(gloo, s["ttt_mean"]),
-            fmt(s["acc"], "%.4f"), fmt(s["p50"], "%.0f"), fmt(s["p99"], "%.0f"),
-            fmt(s["ratio"], "%.2f"), fmt(s["lost"], "%.2e"), fmt(s["lost_ag"], "%.2e"),
-            fmt(s["written_off"], "%d"), fmt(s["drift"], "%.2e"),
-            fmt(s["spread"], "%.3g"), fmt(s["cpu"], "%.3f"), fmt(s["machine"], "%.3f"),
-            fmt(s["softirq"], "%.3f")))
+        cells = [b, mean, per_seed, speedup(native, s["ttt_mean"]), speedup(gloo, s["ttt_mean"]),
+                 fmt(s["acc"], "%.4f"), fmt(s["p50"], "%.0f"), fmt(s["p99"], "%.0f"),
+                 fmt(s["ratio"], "%.2f"), fmt(s["lost"], "%.2e"), fmt(s["lost_ag"], "%.2e"),
+                 fmt(s["written_off"], "%d"), fmt(s["drift"], "%.2e"),
+                 fmt(s["spread"], "%.3g"), fmt(s["cpu"], "%.3f"), fmt(s["machine"], "%.3f"),
+                 fmt(s["softirq"], "%.3f")]
+        if reduced:
+            codec = b.replace("-cotenant", "") in CODECS
+            cells.insert(5, speedup(gloo16, s["ttt_mean"]) if codec else "–")
+            cells.append(fmt(s["wire"], "%.2f"))
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -307,8 +384,15 @@ def main():
     setup = os.path.join(outdir, "setup.txt")
     if os.path.exists(setup):
         md += ["```"] + open(setup).read().rstrip("\n").split("\n") + ["```", ""]
+    reduced = has_reduced(runs)
+    if reduced:
+        md += ["vs Gloo fp16: the codec back-ends (bounded-bf16, bounded-int8) against gloo-fp16, "
+               "Gloo with its buckets cast to float16 around the all_reduce. Wire bytes/entry "
+               "(≤): bytes each rank sent per gradient entry, from the library's counters "
+               "(datagrams_sent × MTU / (engine_bytes / 4)), an upper bound within about 2%; "
+               "– where the library sent no datagrams (native, Gloo, exact).", ""]
     for cond in conds:
-        md += ["## %s" % CONDITIONS.get(cond, cond), ""] + table(cond, runs[cond]) + [""]
+        md += ["## %s" % CONDITIONS.get(cond, cond), ""] + table(cond, runs[cond], reduced) + [""]
         if cond == "cotenant":
             md += cotenant_table(runs[cond], runs.get("clean", {})) + [""]
         if cond == "tail":

@@ -10,7 +10,11 @@ carries the allreduce is the point of the exercise (--backend):
         Open MPI as it is, or optireduce when liboptireduce.so is preloaded (OPTIREDUCE_MODE
         bounded or exact), which takes large float SUM allreduces;
   gloo  torch.distributed's gloo all_reduce on the same buckets (rank and size from Open MPI's
-        OMPI_COMM_WORLD_* variables, rendezvous at --master-addr:--master-port).
+        OMPI_COMM_WORLD_* variables, rendezvous at --master-addr:--master-port). With
+        --wire-dtype fp16 each bucket is cast to float16 for the all_reduce and back to float32
+        after, as PyTorch's fp16_compress_hook does: half the bytes on the wire, the fair peer
+        of optireduce's bf16 and int8 codecs (OPTIREDUCE_CODEC), which the mpi backend takes
+        from the library instead.
 
 Rank 0 writes one CSV row per iteration (--csv) and prints one line `RESULT {json}` at the end.
 
@@ -50,6 +54,9 @@ import digits_mlp  # beside this file: Python puts a script's directory on sys.p
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", choices=("mpi", "gloo"), default="mpi")
+    p.add_argument("--wire-dtype", choices=("fp32", "fp16"), default="fp32",
+                   help="gloo only: the dtype the gradient buckets travel in (fp16: cast before "
+                        "the all_reduce and back after, as fp16_compress_hook)")
     p.add_argument("--label", default=None, help="name in the RESULT line (default: the backend)")
     p.add_argument("--seed", type=int, default=1, help="model init and data order")
     p.add_argument("--hidden", default="3200,3200",
@@ -78,6 +85,11 @@ def parse_args(argv=None):
     p.add_argument("--gloo-ifname", default=os.environ.get("GLOO_SOCKET_IFNAME", ""),
                    help="network interface for gloo (sets GLOO_SOCKET_IFNAME)")
     args = p.parse_args(argv)
+    if args.backend == "mpi" and args.wire_dtype != "fp32":
+        # The mpi backend's wire format is the preloaded library's business (OPTIREDUCE_CODEC);
+        # casting here too would measure two codecs at once, and native MPI has none.
+        p.error("--wire-dtype %s is for --backend gloo; with mpi, set OPTIREDUCE_CODEC for "
+                "the preloaded library instead" % args.wire_dtype)
     args.hidden = [int(w) for w in args.hidden.split(",") if w]
     args.label = args.label or args.backend
     return args
@@ -122,11 +134,24 @@ class GlooComm:
         self.size = int(os.environ["OMPI_COMM_WORLD_SIZE"])
         if args.gloo_ifname:
             os.environ["GLOO_SOCKET_IFNAME"] = args.gloo_ifname
+        self.wire_dtype = torch.float16 if args.wire_dtype == "fp16" else None
+        self.wire_buffers = {}
         dist.init_process_group("gloo", rank=self.rank, world_size=self.size,
                                 init_method="tcp://%s:%d" % (args.master_addr, args.master_port))
 
     def allreduce_grad(self, bucket):
-        self.dist.all_reduce(bucket)
+        if self.wire_dtype is None:
+            self.dist.all_reduce(bucket)
+            return
+        # One wire buffer per bucket, kept: the buckets are reused every step, and allocating
+        # 20 MB each time would charge the fp16 run for the allocator rather than the cast.
+        key = (bucket.data_ptr(), bucket.numel())
+        wire = self.wire_buffers.get(key)
+        if wire is None:
+            wire = self.wire_buffers[key] = torch.empty(bucket.numel(), dtype=self.wire_dtype)
+        wire.copy_(bucket)
+        self.dist.all_reduce(wire)
+        bucket.copy_(wire)
 
     def sum64(self, array):
         self.dist.all_reduce(torch.from_numpy(array))
@@ -234,7 +259,10 @@ def check_grads_are_views(model, buckets):
 
 
 def average_gradients(comm, buckets):
-    """One allreduce per bucket, then the mean; returns the milliseconds it took."""
+    """One allreduce per bucket, then the mean; returns the milliseconds it took. The division
+    is in float32 after the allreduce whatever the wire dtype, so that runs differ only in how
+    the sum travelled (fp16_compress_hook divides before; with 4 ranks the float16 sum of
+    gradients this small is far from overflowing)."""
     t = time.perf_counter()
     for b in buckets:
         comm.allreduce_grad(b)
@@ -512,7 +540,11 @@ def report(args, run, log, clock, reached, acc, drift, iters):
     skip = args.skip_iters if len(log.iter_ms) > args.skip_iters else 0
     p50, p99 = percentile(log.iter_ms[skip:], 50), percentile(log.iter_ms[skip:], 99)
     result = {
-        "label": args.label, "backend": args.backend, "seed": args.seed, "world": run.comm.size,
+        "label": args.label, "backend": args.backend, "wire_dtype": args.wire_dtype,
+        # The preloaded library's codec as its environment asks (None: not preloaded; its
+        # stats summary names the codec each communicator actually ran with).
+        "codec": (os.environ.get("OPTIREDUCE_CODEC") or "fp32") if run.lib.present() else None,
+        "seed": args.seed, "world": run.comm.size,
         "params": sum(p.numel() for p in run.model.parameters()), "buckets": len(run.buckets),
         "batch": args.batch, "lr": args.lr, "target_acc": args.target_acc,
         "time_to_target_s": reached[0] if reached else None,

@@ -24,14 +24,17 @@ enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 enum class UdpOffload { automatic, gso, gro, off };
 // OPTIREDUCE_DEVICE: what the engine does with a call whose buffers are in GPU memory.
 enum class DeviceMemory { stage, passthrough };
+// OPTIREDUCE_CODEC: how bounded mode's datagrams carry their entries (codec/wire_codec.hpp).
+enum class Codec { fp32, bf16, int8 };
 
 struct Config;
 // Where a knob's value goes: the Config field its table row stores into. The field also names the
 // knob in code (config.value_of(&Config::fault_seed)), so its variable's name is written once, in
 // the table. monostate: no field (the hint switch of config/info_hints.hpp, which is no variable).
-using KnobField = std::variant<std::monostate, Mode Config::*, Hadamard Config::*, ExcessLoss Config::*,
-                               LogLevel Config::*, UdpOffload Config::*, DeviceMemory Config::*, bool Config::*, int Config::*,
-                               std::uint64_t Config::*, double Config::*, std::string Config::*>;
+using KnobField =
+    std::variant<std::monostate, Mode Config::*, Hadamard Config::*, ExcessLoss Config::*, LogLevel Config::*,
+                 UdpOffload Config::*, DeviceMemory Config::*, Codec Config::*, bool Config::*, int Config::*,
+                 std::uint64_t Config::*, double Config::*, std::string Config::*>;
 
 // identifier: free text compared case-insensitively (stored lower case), e.g. a provider name.
 // number: a decimal (fraction, milliseconds) within [min, max].
@@ -48,6 +51,9 @@ struct KnobSpec {
     const char *doc;
     KnobField field{};  // where parse_config() stores the value (its type fits `type`)
 };
+
+// The codec a knob or hint text names (check_knob() let only its spellings through).
+Codec codec_named(std::string_view text);
 
 // Every knob, in documentation order.
 std::span<const KnobSpec> knob_table();
@@ -86,6 +92,7 @@ struct Config {
     bool scatter_repair = true;        // receivers ask for reduce-scatter chunks they missed
     double max_loss = 0;               // fraction of entries lost in one operation
     ExcessLoss on_excess_loss = ExcessLoss::warn;
+    Codec codec = Codec::fp32;                  // bounded mode's wire format
     DeviceMemory device = DeviceMemory::stage;  // GPU buffers: staged through host memory, or to the MPI
     // Test-only fault injection (OPTIREDUCE_FAULT_*): never set in production.
     double fault_drop = 0;       // probability a received datagram is discarded
@@ -153,6 +160,7 @@ ParseResult parse_environment();
 
 const char *to_string(Mode m);
 const char *to_string(LogLevel l);
+const char *to_string(Codec c);
 
 // Markdown reference of the table; docs/configuration.md is checked against it by a test.
 std::string configuration_markdown();

@@ -26,6 +26,7 @@ const std::array<HintSpec, CommHints::kCount> kHints{{
     {"optireduce_timeout_ms", find_knob(&Config::timeout_ms)},
     {"optireduce_target_loss", find_knob(&Config::target_loss)},
     {"optireduce_max_loss", find_knob(&Config::max_loss)},
+    {"optireduce_codec", find_knob(&Config::codec)},
 }};
 
 std::optional<double> number(const std::string &text) {
@@ -46,6 +47,10 @@ std::optional<std::uint64_t> CommHints::min_bytes() const {
 std::optional<double> CommHints::timeout_ms() const { return number(text_[kTimeoutMs]); }
 std::optional<double> CommHints::target_loss() const { return number(text_[kTargetLoss]); }
 std::optional<double> CommHints::max_loss() const { return number(text_[kMaxLoss]); }
+std::optional<Codec> CommHints::codec() const {
+    if (text_[kCodec].empty()) return std::nullopt;
+    return codec_named(text_[kCodec]);
+}
 
 std::vector<std::uint64_t> CommHints::agreement_hashes() const {
     std::vector<std::uint64_t> out;

@@ -148,8 +148,8 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     const BlockLayout layout = plan_layout(count, comm.size, b.hadamard, cfg.hadamard_block);
     std::string error;
     bool grew = false;
-    Staging *staging =
-        comm.acquire_staging(layout.padded, layout.max_shard(), layout.transform ? layout.padded : 0, &error, &grew);
+    Staging *staging = comm.acquire_staging(layout.padded, layout.max_shard(), layout.transform ? layout.padded : 0,
+                                            BoundedOperation::coded_staging_bytes(layout, b), &error, &grew);
     staging = agree_on_staging(comm, staging, grew, from_mpi_call, &error);
     // A rank that fails still takes part in the agreement the others will run after their
     // operation (as an excess: its result is not an estimate), so that the collectives stay in

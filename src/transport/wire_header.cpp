@@ -38,7 +38,8 @@ T get(std::span<const std::byte> in, std::size_t off) {
     return static_cast<T>(v);
 }
 
-constexpr std::uint8_t kKnownFlags = kTail | kEarly | kWaited;
+constexpr std::uint8_t kKnownFlags = kTail | kEarly | kWaited | kCodecMask;
+constexpr std::uint8_t kCodecs = 3;  // fp32, bf16, int8
 
 }  // namespace
 
@@ -118,7 +119,7 @@ Decoded decode(std::span<const std::byte> d) {
     h.flags = get<std::uint8_t>(d, kOffFlags);
     if ((h.flags & ~kKnownFlags) != 0 || (h.phase != Phase::all_gather && (h.flags & kEarly) != 0) ||
         (h.phase != Phase::reduce_scatter && (h.flags & kWaited) != 0) ||
-        ((is_repair_request(h.phase) || h.phase == Phase::hole_vote) && h.flags != 0))
+        ((is_repair_request(h.phase) || h.phase == Phase::hole_vote) && h.flags != 0) || codec_of(h.flags) >= kCodecs)
         return {std::nullopt, DecodeError::reserved_set};
     h.loss_hint = get<std::uint8_t>(d, kOffLossHint);
     h.job_nonce = get<std::uint64_t>(d, kOffNonce);

@@ -18,8 +18,9 @@ inline constexpr std::uint32_t kMagic = 0x4744524fu;  // "ORDG" on the wire
 // carry the sender's deadline (its expected completion time before); 7: scatter repair, and the
 // hole vote carries the sender's lesson of late votes; 8: the transformed payload interleaves
 // blocks a 16-float line at a time (codec/block_layout.hpp), not float by float: a version 7
-// peer's payload would decode to other coordinates, so it is refused rather than mixed in
-inline constexpr std::uint8_t kVersion = 8;
+// peer's payload would decode to other coordinates, so it is refused rather than mixed in; 9:
+// flags bits 3-4 name the payload's codec (codec/wire_codec.hpp)
+inline constexpr std::uint8_t kVersion = 9;
 inline constexpr std::size_t kHeaderBytes = 40;
 
 // repair: a receiver's request to a shard's owner for all-gather chunks it is missing (payload:
@@ -45,7 +46,15 @@ enum Flags : std::uint8_t {
     // by compute skew, so receivers do not learn it as lateness (a bound learned from the waits
     // it causes grows without end: each write-off would double it).
     kWaited = 1u << 2,
+    // Reduce-scatter and all-gather: bits 3-4 hold the payload's codec (0 fp32, 1 bf16, 2 int8;
+    // 3 is refused). A receiver places only payloads of its own communicator's codec.
+    kCodecMask = 3u << 3,
 };
+inline constexpr unsigned kCodecShift = 3;
+constexpr std::uint8_t codec_flags(std::uint8_t codec) { return static_cast<std::uint8_t>(codec << kCodecShift); }
+constexpr std::uint8_t codec_of(std::uint8_t flags) {
+    return static_cast<std::uint8_t>((flags & kCodecMask) >> kCodecShift);
+}
 
 struct Header {
     std::uint8_t version = kVersion;

@@ -21,6 +21,12 @@
  *             knob), exact switches the following operations to the underlying MPI (exact
  *             results, the same path on every rank) and probes bounded mode again. Also checks
  *             optireduce_last_op().
+ *   codec     OPTIREDUCE_CODEC (bf16, int8) without loss: the codec's own error. K operations of
+ *             inputs with a mean of each rank's own: per coordinate the mean over K of
+ *             (result - exact sum) is zero (z-scores, as in unbiased: int8's stochastic rounding is
+ *             unbiased, a truncating one is not); every operation's NMSE at most CHECK_MAX_NMSE;
+ *             every rank's result bit-identical (the all-gather's owner codes its shard once);
+ *             no entry lost.
  *   measure   not a check: for each size in CHECK_SIZES (floats, comma separated) runs CHECK_OPS
  *             allreduces of gradient-like inputs and rank 0 prints one line
  *               measure <floats> <ops> <p50 ms> <nmse> <max |error| / rms> <mean estimate> <loss>
@@ -500,6 +506,72 @@ static void case_measure(void) {
     free(times);
 }
 
+/* ---- codec ----------------------------------------------------------------------------------- */
+
+/* The largest difference between this rank's result and any other's (0: identical). */
+static double spread_across_ranks(const float *out, size_t n, double *hi, double *lo) {
+    for (size_t i = 0; i < n; ++i) hi[i] = lo[i] = out[i];
+    MPI_Allreduce(MPI_IN_PLACE, hi, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, lo, (int)n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    double worst = 0;
+    for (size_t i = 0; i < n; ++i) worst = fmax(worst, hi[i] - lo[i]);
+    return worst;
+}
+
+static void case_codec(void) {
+    const size_t n = 1 << 16, stride = 4;
+    const int K = (int)env_num("CHECK_OPS", 100);
+    const double max_nmse = env_num("CHECK_MAX_NMSE", 5e-4);
+    const size_t d = n / stride;
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    double *s = calloc(d, sizeof *s), *s2 = calloc(d, sizeof *s2);
+    double *hi = malloc(n * sizeof *hi), *lo = malloc(n * sizeof *lo);
+    double worst_nmse = 0, sum_nmse = 0, worst_spread = 0;
+    const optireduce_stats_t before = stats();
+    for (int op = 0; op < K; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = grad_own_mean(g_rank, op, i);
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        double err2 = 0, norm2 = 0;
+        for (size_t i = 0; i < n; ++i) {
+            double truth = 0;
+            for (int k = 0; k < g_size; ++k) truth += grad_own_mean(k, op, i);
+            const double e = out[i] - truth;
+            err2 += e * e;
+            norm2 += truth * truth;
+            if (i % stride == 0) {
+                s[i / stride] += e;
+                s2[i / stride] += e * e;
+            }
+        }
+        worst_nmse = fmax(worst_nmse, err2 / norm2);
+        sum_nmse += err2 / norm2;
+        worst_spread = fmax(worst_spread, spread_across_ranks(out, n, hi, lo));
+    }
+    const optireduce_stats_t after = stats();
+    double chi = 0, zmax = 0;
+    for (size_t j = 0; j < d; ++j) {
+        const double mean = s[j] / K, var = (s2[j] - s[j] * s[j] / K) / (K - 1);
+        const double z = var > 0 ? mean / sqrt(var / K) : 0;
+        chi += z * z;
+        zmax = fmax(zmax, fabs(z));
+    }
+    chi /= (double)d;
+    const unsigned long long lost = (after.entries_lost_rs - before.entries_lost_rs) +
+                                    (after.entries_lost_ag - before.entries_lost_ag);
+    printf("codec rank %d: %d ops, NMSE mean %.3g max %.3g, mean z^2 %.3f, max |z| %.2f, spread %g, lost %llu\n",
+           g_rank, K, sum_nmse / K, worst_nmse, chi, zmax, worst_spread, lost);
+    CHECK(after.bounded_calls - before.bounded_calls == (uint64_t)K, "%llu of %d calls were bounded",
+          (unsigned long long)(after.bounded_calls - before.bounded_calls), K);
+    CHECK(lost == 0, "%llu entries lost: this case measures the codec alone", lost);
+    CHECK(worst_nmse > 0, "every result exact: the codec did not act (is OPTIREDUCE_CODEC set?)");
+    CHECK(worst_nmse <= max_nmse, "an operation's NMSE %.3g is above %.3g", worst_nmse, max_nmse);
+    CHECK(worst_spread == 0, "replicas differ by up to %g", worst_spread);
+    /* As in unbiased: z is Student-t, coordinates of one block are correlated by the transform. */
+    CHECK(chi > 0.7 && chi < 1.4, "mean z^2 %.3f outside [0.7, 1.4]: the codec is biased", chi);
+    CHECK(zmax < 6.0, "max |z| %.2f: some coordinate is biased", zmax);
+    free(in), free(out), free(s), free(s2), free(hi), free(lo);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -509,7 +581,8 @@ int main(int argc, char **argv) {
     else if (strcmp(which, "drift") == 0) case_drift();
     else if (strcmp(which, "excess") == 0) case_excess();
     else if (strcmp(which, "measure") == 0) case_measure();
-    else CHECK(0, "unknown case '%s' (unbiased, drift, excess, measure)", which);
+    else if (strcmp(which, "codec") == 0) case_codec();
+    else CHECK(0, "unknown case '%s' (unbiased, drift, excess, codec, measure)", which);
     int failed = g_failed;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (g_rank == 0 && !failed) printf("PASS %s\n", which);

@@ -21,6 +21,18 @@ namespace {
 constexpr std::uint64_t kNonce = 0xfeedfacecafebeefull;
 constexpr std::uint32_t kComm = 7;
 constexpr std::size_t kF = 4;  // floats per datagram in these tests
+
+// A float vector as the stream of fp32 datagrams it is sent as (the vector must outlive it).
+CodedStream floats(const std::vector<float> &v, std::size_t per_chunk) {
+    return CodedStream::floats(v.data(), v.size(), per_chunk);
+}
+
+// Our fp32 contribution `wire`, offered for reduce-scatter repair, shard p at shards[p].
+ScatterSource offer(const float *wire, const std::vector<Range> &shards, std::size_t per_chunk) {
+    ScatterSource s{true, {}, {}};
+    for (const Range &r : shards) s.streams.push_back(CodedStream::floats(wire + r.offset, r.count, per_chunk));
+    return s;
+}
 const DgramRouter::CommKey kKey{kNonce, kComm};
 
 std::vector<std::byte> datagram(std::uint32_t seq, std::uint32_t src, std::uint32_t chunk, std::size_t floats,
@@ -320,7 +332,7 @@ TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
     EXPECT_EQ(process_stats().datagrams_held.load(), held3 + 1);
 
     // Repair requests: 1000 queued from one peer, at most kQueuedRequestsPerComm survive.
-    router.repair().publish(kKey, 9, std::vector<float>(10, 3.0f), kF, 0);
+    router.repair().publish(kKey, 9, floats(std::vector<float>(10, 3.0f), kF), 0);
     const auto inv = invalid();
     for (int i = 0; i < 1000; ++i) feed(repair_request(9, 1, {0}));
     EXPECT_EQ(invalid(), inv + 1000 - Phase2Repair::kQueuedRequestsPerComm);  // Phase2Repair::kQueuedRequestsPerComm
@@ -335,7 +347,7 @@ TEST_F(Fixture, AFloodOfFutureOperationsStaysBounded) {
 // QueueBudget::kAlwaysQueued), and all of them where the channel cannot tell its queue.
 TEST_F(Fixture, RepairAnswersGoOnlyWhileTheHostsQueueIsShort) {
     constexpr std::size_t kChunkFloats = 256, kChunks = 400;
-    router.repair().publish(kKey, 9, std::vector<float>(kChunks * kChunkFloats, 3.0f), kChunkFloats, 0);
+    router.repair().publish(kKey, 9, floats(std::vector<float>(kChunks * kChunkFloats, 3.0f), kChunkFloats), 0);
     std::vector<std::uint32_t> all(kChunks);
     for (std::uint32_t c = 0; c < kChunks; ++c) all[c] = c;
     auto ask_all = [&] { feed(repair_request(9, 1, all)); };
@@ -381,7 +393,7 @@ TEST_F(Fixture, ReduceScatterChunksAreSentAgainOnlyWhileTheirOperationIsOpen) {
     // Our wire vector of 30 floats, shard p at 10p: peer 1's shard holds 10..19 (chunks of 4, 4, 2).
     std::vector<float> wire_vector(30);
     for (std::size_t i = 0; i < wire_vector.size(); ++i) wire_vector[i] = static_cast<float>(i);
-    ScatterSource offered{wire_vector.data(), {{0, 10}, {10, 10}, {20, 10}}, {}};
+    ScatterSource offered = offer(wire_vector.data(), {{0, 10}, {10, 10}, {20, 10}}, kF);
     offered.header.phase = wire::Phase::reduce_scatter;
     offered.header.job_nonce = kNonce;
     offered.header.comm_id = kComm;
@@ -442,8 +454,8 @@ TEST_F(Fixture, ReduceScatterChunksAreSentAgainOnlyWhileTheirOperationIsOpen) {
 TEST_F(Fixture, AllGatherAnswersGoFirstAndReduceScatterAnswersUnderAWiderCap) {
     std::vector<float> wire_vector(30, 1.0f);
     router.open_op(kKey, &op);
-    router.offer_scatter(op, {wire_vector.data(), {{0, 10}, {10, 10}, {20, 10}}, {}});
-    router.repair().publish(kKey, 5, std::vector<float>(10, 3.0f), kF, 0);
+    router.offer_scatter(op, offer(wire_vector.data(), {{0, 10}, {10, 10}, {20, 10}}, kF));
+    router.repair().publish(kKey, 5, floats(std::vector<float>(10, 3.0f), kF), 0);
     feed(repair_request(5, 1, {0, 1}, wire::Phase::scatter_repair));
     feed(repair_request(5, 2, {2}));
     std::vector<RepairJob> jobs;
@@ -471,7 +483,8 @@ TEST_F(Fixture, ReduceScatterAnswersWaitingAreBounded) {
     big.size_for(3);
     router.open_op(kKey, &big);
     const std::size_t shard = kChunks * kChunkFloats;
-    router.offer_scatter(big, {wire_vector.data(), {{0, shard}, {shard, shard}, {2 * shard, shard}}, {}});
+    router.offer_scatter(big,
+                         offer(wire_vector.data(), {{0, shard}, {shard, shard}, {2 * shard, shard}}, kChunkFloats));
     std::vector<std::uint32_t> all(kChunks);
     for (std::uint32_t c = 0; c < kChunks; ++c) all[c] = c;
     feed(repair_request(5, 1, all, wire::Phase::scatter_repair));

@@ -48,8 +48,8 @@ struct Fixture : ::testing::Test {
 
 TEST_F(Fixture, AStoppedReceiverGetsNothingMoreAndItsRestIsGivenUp) {
     StreamSender s(b, wire::Header{}, bytes, seconds);
-    s.add_stream(1, data.data(), kFloats);
-    s.add_stream(2, data.data(), kFloats);
+    s.add_stream(1, CodedStream::floats(data.data(), kFloats, b.floats_per_datagram));
+    s.add_stream(2, CodedStream::floats(data.data(), kFloats, b.floats_per_datagram));
     s.all_ready();
     bool progressed = false;
     Clock::time_point earliest = Clock::time_point::max();
@@ -69,8 +69,8 @@ TEST_F(Fixture, AStoppedReceiverGetsNothingMoreAndItsRestIsGivenUp) {
 TEST_F(Fixture, ChunksReadyAfterTheStopAreGivenUpToo) {
     // The all-gather: chunks of our shard become ready one by one, after receiver 2 moved on.
     StreamSender s(b, wire::Header{}, bytes, seconds);
-    s.add_stream(1, data.data(), kFloats);
-    s.add_stream(2, data.data(), kFloats);
+    s.add_stream(1, CodedStream::floats(data.data(), kFloats, b.floats_per_datagram));
+    s.add_stream(2, CodedStream::floats(data.data(), kFloats, b.floats_per_datagram));
     const std::uint64_t before = given_up();
     s.stop(2);
     s.stop(2);  // again: nothing more to give up
@@ -85,7 +85,7 @@ TEST_F(Fixture, ChunksReadyAfterTheStopAreGivenUpToo) {
 
 TEST_F(Fixture, WithoutAStopEverythingGoes) {
     StreamSender s(b, wire::Header{}, bytes, seconds);
-    s.add_stream(1, data.data(), kFloats);
+    s.add_stream(1, CodedStream::floats(data.data(), kFloats, b.floats_per_datagram));
     s.all_ready();
     const std::uint64_t before = given_up();
     s.send_all(Clock::now() + std::chrono::seconds(5), QueueDeadline{Clock::now() + std::chrono::seconds(5)}, [] {});
@@ -104,7 +104,8 @@ TEST_F(Fixture, AQueueThatFillsPartWayThroughARoundFavoursNoReceiver) {
     script->room_per_call = 16;                 // the scripted channel's run
     std::vector<float> big(4 * 16 * 40, 1.0f);  // 40 runs per stream
     StreamSender s(b, wire::Header{}, bytes, seconds);
-    for (int peer = 0; peer < 3; ++peer) s.add_stream(peer, big.data(), big.size());
+    for (int peer = 0; peer < 3; ++peer)
+        s.add_stream(peer, CodedStream::floats(big.data(), big.size(), b.floats_per_datagram));
     s.all_ready();
     for (int round = 0; round < 30; ++round) {
         bool progressed = false;
@@ -122,7 +123,8 @@ std::vector<std::size_t> first_round_runs(Fixture &f, int streams, std::size_t f
     f.script->accept = 1000;  // the channel takes whole runs
     std::vector<float> big(floats_per_stream, 1.0f);
     StreamSender s(f.b, wire::Header{}, f.bytes, f.seconds);
-    for (int k = 0; k < streams; ++k) s.add_stream(k, big.data(), big.size());
+    for (int k = 0; k < streams; ++k)
+        s.add_stream(k, CodedStream::floats(big.data(), big.size(), f.b.floats_per_datagram));
     s.all_ready();
     bool progressed = false;
     Clock::time_point earliest = Clock::time_point::max();
@@ -197,7 +199,7 @@ TEST_F(Fixture, AStreamsTailGoesInItsLastRun) {
     seconds.assign(4, 0);
     std::vector<float> big(360 * 2000, 1.0f);
     StreamSender s(b, wire::Header{}, bytes, seconds);
-    for (int k = 1; k < 4; ++k) s.add_stream(k, big.data(), big.size());
+    for (int k = 1; k < 4; ++k) s.add_stream(k, CodedStream::floats(big.data(), big.size(), b.floats_per_datagram));
     s.all_ready();
     s.send_all(Clock::now() + std::chrono::seconds(5), QueueDeadline{Clock::now() + std::chrono::seconds(5)}, [] {});
     s.finish();
@@ -221,7 +223,7 @@ TEST_F(Fixture, ATailLongerThanARunIsCutToOneRun) {
     ASSERT_EQ(incast_run(16, 3, wire::kHeaderBytes + 2240 * sizeof(float), 30), 2u);
     std::vector<float> big(2240 * 30 - 500, 1.0f);  // 30 datagrams, the last one partial
     StreamSender s(b, wire::Header{}, bytes, seconds);
-    for (int k = 1; k < 4; ++k) s.add_stream(k, big.data(), big.size());
+    for (int k = 1; k < 4; ++k) s.add_stream(k, CodedStream::floats(big.data(), big.size(), b.floats_per_datagram));
     s.all_ready();
     s.send_all(Clock::now() + std::chrono::seconds(5), QueueDeadline{Clock::now() + std::chrono::seconds(5)}, [] {});
     s.finish();
@@ -252,7 +254,7 @@ TEST_F(Fixture, BehindASlowLinkNothingIsLeftQueuedWhenTheReceiversStopWaiting) {
     b.floats_per_datagram = 256;  // 1 KiB of payload per datagram
     std::vector<float> big(512 * 1024, 1.0f);
     StreamSender s(b, wire::Header{}, bytes, seconds);
-    s.add_stream(1, big.data(), big.size());
+    s.add_stream(1, CodedStream::floats(big.data(), big.size(), b.floats_per_datagram));
     s.all_ready();
     const Clock::time_point t0 = Clock::now();
     std::int64_t queued_at_end = -1;

@@ -50,7 +50,9 @@ struct Rank {
     bool open = false;
     OpReceive op;
     std::vector<std::unique_ptr<float[]>> slots[2];
-    std::unique_ptr<float[]> wire_vector;  // offered to reduce-scatter repair, exactly n floats
+    // Offered to reduce-scatter repair: every shard's chunks under the operation's codec, exactly
+    // as many bytes as they take.
+    std::unique_ptr<std::byte[]> wire_vector;
 
     std::vector<fi_addr_t> peers() const {
         std::vector<fi_addr_t> p(static_cast<std::size_t>(size));
@@ -58,11 +60,12 @@ struct Rank {
         return p;
     }
 
-    void open_op(DgramRouter &router, std::size_t n, std::size_t F) {
+    void open_op(DgramRouter &router, std::size_t n, std::size_t F, WireCodec codec) {
         const auto N = static_cast<std::size_t>(size), me = static_cast<std::size_t>(rank);
         op = OpReceive{};
         op.seq = next_seq++;
         op.floats_per_datagram = F;
+        op.codec = codec;
         op.size_for(N);
         const Range own = shard_of(n, size, rank);
         std::vector<std::uint32_t> chunks[2];
@@ -94,10 +97,16 @@ struct Rank {
         router.open_op(key, &op);
         open = true;
         // Our contribution, offered to receivers' reduce-scatter repair requests until we close.
-        wire_vector.reset(new float[n ? n : 1]);
-        std::fill_n(wire_vector.get(), n, 2.0f);
-        ScatterSource offered{wire_vector.get(), std::vector<Range>(N), {}};
-        for (int p = 0; p < size; ++p) offered.shards[static_cast<std::size_t>(p)] = shard_of(n, size, p);
+        std::size_t bytes = 0;
+        for (int p = 0; p < size; ++p) bytes += CodedStream::bytes_for(codec, shard_of(n, size, p).count, F);
+        wire_vector.reset(new std::byte[bytes ? bytes : 1]);
+        std::fill_n(wire_vector.get(), bytes, std::byte{0x40});
+        ScatterSource offered{true, std::vector<CodedStream>(N), {}};
+        for (std::size_t p = 0, at = 0; p < N; ++p) {
+            const std::size_t count = shard_of(n, size, static_cast<int>(p)).count;
+            offered.streams[p] = CodedStream{wire_vector.get() + at, count, F, codec};
+            at += CodedStream::bytes_for(codec, count, F);
+        }
         offered.header = wire_header_for(key, rank, op.seq, wire::Phase::reduce_scatter);
         router.offer_scatter(op, std::move(offered));
     }
@@ -215,7 +224,8 @@ void run(const std::uint8_t *data, std::size_t size) {
                 break;
             }
             case 1:
-                if (!r.open && r.added) r.open_op(router, n, F);
+                if (!r.open && r.added)
+                    r.open_op(router, n, F, static_cast<WireCodec>(in.ConsumeIntegralInRange<int>(0, 2)));
                 break;
             case 2: r.close_op(router); break;
             case 3:
@@ -234,7 +244,8 @@ void run(const std::uint8_t *data, std::size_t size) {
             case 5: {
                 std::vector<float> shard(in.ConsumeIntegralInRange<std::size_t>(0, 100), 1.0f);
                 const std::uint32_t seq = r.next_seq - static_cast<std::uint32_t>(in.ConsumeIntegralInRange<int>(0, 2));
-                router.repair().publish(r.key, seq, shard, in.ConsumeIntegralInRange<std::size_t>(0, 16),
+                const std::size_t per_chunk = in.ConsumeIntegralInRange<std::size_t>(0, 16);
+                router.repair().publish(r.key, seq, CodedStream::floats(shard.data(), shard.size(), per_chunk),
                                         in.ConsumeIntegralInRange<std::uint16_t>(0, 0x7bff));
                 break;
             }

@@ -23,6 +23,7 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_MODE", "exact"},
     {"OPTIREDUCE_MIN_BYTES", "4096"},
     {"OPTIREDUCE_DEVICE", "passthrough"},
+    {"OPTIREDUCE_CODEC", "int8"},
     {"OPTIREDUCE_PROVIDER", "tcp"},
     {"OPTIREDUCE_SEGMENT_BYTES", "1M"},
     {"OPTIREDUCE_LOG", "debug"},
@@ -62,10 +63,10 @@ TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
     std::vector<std::string> names;
     for (const char *n : Config::agreement_names()) names.emplace_back(n);
     EXPECT_EQ(names, (std::vector<std::string>{"OPTIREDUCE_MODE", "OPTIREDUCE_MIN_BYTES", "OPTIREDUCE_DEVICE",
-                                               "OPTIREDUCE_PROVIDER",
-                                               "OPTIREDUCE_SEGMENT_BYTES", "OPTIREDUCE_DGRAM_PROVIDER",
-                                               "OPTIREDUCE_HADAMARD", "OPTIREDUCE_HADAMARD_BLOCK",
-                                               "OPTIREDUCE_IDENTICAL_REPLICAS", "OPTIREDUCE_ON_EXCESS_LOSS"}));
+                                               "OPTIREDUCE_PROVIDER", "OPTIREDUCE_SEGMENT_BYTES",
+                                               "OPTIREDUCE_DGRAM_PROVIDER", "OPTIREDUCE_HADAMARD",
+                                               "OPTIREDUCE_HADAMARD_BLOCK", "OPTIREDUCE_IDENTICAL_REPLICAS",
+                                               "OPTIREDUCE_CODEC", "OPTIREDUCE_ON_EXCESS_LOSS"}));
     EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
 }
 

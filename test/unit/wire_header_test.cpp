@@ -52,7 +52,7 @@ TEST(WireHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
     EXPECT_EQ(byte(1), 'R');
     EXPECT_EQ(byte(2), 'D');
     EXPECT_EQ(byte(3), 'G');
-    EXPECT_EQ(byte(4), 8u);     // version
+    EXPECT_EQ(byte(4), 9u);     // version
     EXPECT_EQ(byte(5), 2u);     // phase all-gather
     EXPECT_EQ(byte(6), 1u);     // tail flag
     EXPECT_EQ(byte(7), 0x2au);  // loss hint
@@ -101,6 +101,14 @@ TEST(WireHeader, RejectsEachMalformation) {
     rs.flags = kWaited | kTail;
     ASSERT_TRUE(decode(datagram(rs)).header.has_value());
     EXPECT_EQ(decode(datagram(rs)).header->flags, kWaited | kTail);
+    // Bits 3-4 name the payload's codec: 0-2 kept, 3 refused.
+    for (std::uint8_t codec = 0; codec < 3; ++codec) {
+        rs.flags = codec_flags(codec);
+        ASSERT_TRUE(decode(datagram(rs)).header.has_value());
+        EXPECT_EQ(codec_of(decode(datagram(rs)).header->flags), codec);
+    }
+    rs.flags = codec_flags(3);
+    expect_error(datagram(rs), DecodeError::reserved_set);
     // shard_error (bytes 34-35, little-endian): infinity, NaN and a sign bit are refused, and so
     // is any nonzero value in the reduce-scatter; the largest finite value passes.
     for (const std::uint16_t bad : {0x7c00, 0x7e00, 0x8000, 0xbc00}) {

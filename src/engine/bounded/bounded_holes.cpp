@@ -65,7 +65,7 @@ void BoundedOperation::agree_on_holes() {
     // The late votes we saw since the last operation (and the lesson's decay), before our vote
     // carries it.
     b_.vote_wait.learn_late(votes.take_late(b_.key));
-    votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), F * sizeof(float),
+    votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), b_.payload_bytes,
                b_.vote_wait.lesson_100us());
     // A peer behind a slow link closes its all-gather up to both phases' deadlines after us (it
     // waits for the last reduce-scatter start, then the owners' streams), and its vote may then

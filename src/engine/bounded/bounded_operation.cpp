@@ -14,6 +14,21 @@
 #include <cstring>
 
 namespace optireduce {
+namespace {
+
+// Our own coded streams live in staging this operation owns (Staging::coded), written only here,
+// each chunk before it is sent: the streams hand out read-only views for the senders.
+std::byte *writable(const CodedStream &s, std::uint32_t c) { return const_cast<std::byte *>(s.chunk(c).data()); }
+
+}  // namespace
+
+std::size_t BoundedOperation::coded_staging_bytes(const BlockLayout &layout, const CommState::Bounded &b) {
+    if (b.codec == WireCodec::fp32) return 0;
+    std::size_t bytes = 0;
+    for (int s = 0; s < layout.parts; ++s)
+        bytes += CodedStream::bytes_for(b.codec, layout.shard(s).count, b.floats_per_datagram);
+    return bytes;
+}
 
 BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, std::uint32_t seq,
                                    const float *in, float *out)
@@ -28,6 +43,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
       wire_(layout.transform ? transformed_ : in),
       result_(staging.result.data()),
       incoming_(staging.incoming.data()),
+      coded_(reinterpret_cast<std::byte *>(staging.coded.data())),
       seq_(seq),
       own_(layout.shard(comm.rank)),
       sent_bytes_(static_cast<std::size_t>(comm.size), 0),
@@ -38,6 +54,17 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
     const std::size_t F = b_.floats_per_datagram;
     rx_.seq = seq_;
     rx_.floats_per_datagram = F;
+    rx_.codec = b_.codec;
+    streams_.resize(static_cast<std::size_t>(N));
+    std::size_t at = 0;
+    for (int s = 0; s < N; ++s) {
+        const Range r = layout_.shard(s);
+        const float *floats = (s == me ? result_ : wire_) + r.offset;
+        streams_[static_cast<std::size_t>(s)] = b_.codec == WireCodec::fp32
+                                                    ? CodedStream::floats(floats, r.count, F)
+                                                    : CodedStream{coded_ + at, r.count, F, b_.codec};
+        at += CodedStream::bytes_for(b_.codec, r.count, F);
+    }
     rx_.size_for(static_cast<std::size_t>(N));
     std::vector<std::uint32_t> chunks[2];
     for (int p = 0; p < 2; ++p) {
@@ -92,7 +119,8 @@ void BoundedOperation::run() {
         StreamSender gather(b_, phase_header(1), sent_bytes_, send_seconds_);
         gather.set_early(true);
         for (int k = 1; k < comm_.size; ++k)
-            gather.add_stream(staggered_peer(comm_.rank, comm_.size, k), result_ + own_.offset, own_.count);
+            gather.add_stream(staggered_peer(comm_.rank, comm_.size, k),
+                              streams_[static_cast<std::size_t>(comm_.rank)]);
         reduce_scatter(gather);
         t.scattered = Clock::now();
         all_gather(gather);
@@ -118,10 +146,9 @@ void BoundedOperation::open() {
     router_.open_op(b_.key, &rx_);
     // The transform is local work before our phase 1 starts: not time the deadline counts.
     if (layout_.transform) encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
+    if (b_.codec != WireCodec::fp32) code_contribution();
     // Receivers that miss chunks of our contribution may ask for them again from here on.
-    ScatterSource offered{wire_, std::vector<Range>(static_cast<std::size_t>(comm_.size)), phase_header(0)};
-    for (int p = 0; p < comm_.size; ++p) offered.shards[static_cast<std::size_t>(p)] = layout_.shard(p);
-    router_.offer_scatter(rx_, std::move(offered));
+    router_.offer_scatter(rx_, ScatterSource{true, streams_, phase_header(0)});
     PhaseClock &clock = clock_[0];
     clock.start = Clock::now();
     clock.deadline_ms[0] = b_.deadlines.deadline_ms(bytes, 1);
@@ -135,8 +162,7 @@ void BoundedOperation::reduce_scatter(StreamSender &gather) {
         StreamSender scatter(b_, phase_header(0), sent_bytes_, send_seconds_);
         for (int k = 1; k < comm_.size; ++k) {
             const int p = staggered_peer(comm_.rank, comm_.size, k);
-            const Range r = layout_.shard(p);
-            scatter.add_stream(p, wire_ + r.offset, r.count);
+            scatter.add_stream(p, streams_[static_cast<std::size_t>(p)]);
         }
         scatter.all_ready();
         // Until our receivers stop waiting for us: data later than that is lost anyway, and on a
@@ -152,7 +178,7 @@ void BoundedOperation::reduce_scatter(StreamSender &gather) {
     finish_phase(0, wait_phase(0, &gather));
     // The chunks of our shard not reduced while the phase ran, estimated where contributions
     // are missing; each goes to the all-gather.
-    reducer_.reduce_rest(rx_.map[0], [&gather](std::uint32_t c) { gather.ready(c); });
+    reducer_.reduce_rest(rx_.map[0], [this, &gather](std::uint32_t c) { shard_chunk_ready(gather, c); });
 }
 
 void BoundedOperation::all_gather(StreamSender &gather) {
@@ -172,8 +198,7 @@ void BoundedOperation::all_gather(StreamSender &gather) {
     gather.set_shard_error(own_shard_error);
     gather.set_early(false);
     // Final from here on: peers that miss some of it may ask for it again (phase2_repair.hpp).
-    router_.repair().publish(b_.key, seq_, std::span<const float>(result_ + own_.offset, own_.count),
-                             b_.floats_per_datagram, own_shard_error);
+    router_.repair().publish(b_.key, seq_, streams_[static_cast<std::size_t>(comm_.rank)], own_shard_error);
     const PhaseCloser ours(clock);
     gather.send_all(ours.send_limit(), ours.queue_deadline(), [this, &gather] {
         drain();
@@ -207,10 +232,48 @@ wire::Header BoundedOperation::phase_header(int phase) const {
     wire::Header h =
         wire_header_for(b_.key, comm_.rank, seq_, phase == 0 ? wire::Phase::reduce_scatter : wire::Phase::all_gather);
     h.loss_hint = b_.loss_hint;
-    if (phase == 0 && b_.waited) h.flags = wire::kWaited;
+    h.flags = wire::codec_flags(static_cast<std::uint8_t>(b_.codec));
+    if (phase == 0 && b_.waited) h.flags |= wire::kWaited;
     h.sender_deadline_us =
         static_cast<std::uint32_t>(std::min(b_.deadlines.own_deadline_ms(n_ * sizeof(float), phase + 1) * 1000.0, 4e9));
     return h;
+}
+
+void BoundedOperation::code_contribution() {
+    const std::size_t F = b_.floats_per_datagram;
+    for (int s = 0; s < comm_.size; ++s) {
+        if (s == comm_.rank) continue;
+        const Range r = layout_.shard(s);
+        const CodedStream &to = streams_[static_cast<std::size_t>(s)];
+        for (std::uint32_t c = 0; c < to.chunks(); ++c) {
+            const Range g = segment_of(r.count, F, c);
+            encode_chunk(b_.codec, wire_ + r.offset + g.offset, g.count, writable(to, c), chunk_seed(s, c));
+        }
+    }
+}
+
+void BoundedOperation::shard_chunk_ready(StreamSender &gather, std::uint32_t c) {
+    if (b_.codec != WireCodec::fp32) {
+        const CodedStream &ours = streams_[static_cast<std::size_t>(comm_.rank)];
+        float *x = result_ + own_.offset + segment_of(own_.count, b_.floats_per_datagram, c).offset;
+        std::byte *coded = writable(ours, c);
+        encode_chunk(b_.codec, x, ours.count(c), coded, chunk_seed(comm_.rank, c));
+        decode_chunk(b_.codec, coded, ours.count(c), x);
+    }
+    gather.ready(c);
+}
+
+std::uint64_t BoundedOperation::chunk_seed(int shard, std::uint32_t c) const {
+    // splitmix64's finaliser over the job's seed and what makes a chunk's coding unique.
+    auto mix = [](std::uint64_t z) {
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    };
+    std::uint64_t z = mix(b_.sign_seed ^ (static_cast<std::uint64_t>(comm_.comm_id) << 32 | seq_));
+    z = mix(z ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(comm_.rank)) << 32 |
+                 static_cast<std::uint32_t>(shard)));
+    return mix(z ^ c);
 }
 
 void BoundedOperation::finish_phase(int phase, Close how) {

@@ -55,6 +55,8 @@ public:
     // the channel refuses is loss (StreamSender), which the deadlines and estimators handle like
     // any other, so every rank returns alike.
     void run();
+    // Bytes of Staging::coded an operation of `layout` needs (0 under fp32).
+    static std::size_t coded_staging_bytes(const BlockLayout &layout, const CommState::Bounded &b);
     // After run(): what it lost and the error it estimates it introduced.
     const OpReport &report() const { return report_; }
 
@@ -104,6 +106,15 @@ private:
     bool lacking_vote_still_sending(Clock::time_point now);
     static constexpr double kVoteFlowGapMs = 20;
     void fill_agreed_holes();
+    // Codecs other than fp32: every chunk of our contribution to the others' shards, coded once.
+    void code_contribution();
+    // Chunk c of our reduced shard is final: coded once for every receiver (and for repair), and
+    // our own copy replaced by what they decode, so that every replica holds the same values;
+    // then it may go.
+    void shard_chunk_ready(StreamSender &gather, std::uint32_t c);
+    // The stream seed of chunk c of `shard` under stochastic rounding: independent between
+    // senders, operations and chunks.
+    std::uint64_t chunk_seed(int shard, std::uint32_t c) const;
 
     CommState &comm_;
     CommState::Bounded &b_;
@@ -116,8 +127,12 @@ private:
     const float *wire_;   // our contribution in the wire layout: transformed_ or in_
     float *result_;
     float *incoming_;
+    std::byte *coded_;  // coded payloads, by shard (codecs other than fp32; Staging::coded)
     std::uint32_t seq_;
     Range own_;
+    // What our datagrams carry of each shard (codec/coded_stream.hpp): our contribution to the
+    // others', our reduced shard at our own rank. Under fp32 they point into wire_ and result_.
+    std::vector<CodedStream> streams_;
     OpReceive rx_;
     // Per peer and phase: what we sent, for the pacer.
     std::vector<std::uint64_t> sent_bytes_;

@@ -90,7 +90,7 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
                 Phase2Repair::missing(rx_.map[1], asks);
             std::erase_if(asks, [&closer](const auto &a) { return !closer.asks(a.first); });
             lock.unlock();
-            Phase2Repair::ask(ep, b_.peers, b_.key, comm_.rank, seq_, asks, b_.floats_per_datagram * sizeof(float),
+            Phase2Repair::ask(ep, b_.peers, b_.key, comm_.rank, seq_, asks, b_.payload_bytes,
                               phase == 0 ? wire::Phase::scatter_repair : wire::Phase::repair);
             lock.lock();
             continue;
@@ -132,7 +132,7 @@ Close BoundedOperation::wait_phase(int phase, StreamSender *gather) {
 BoundedOperation::Pumped BoundedOperation::pipeline(StreamSender &gather, std::vector<std::uint32_t> &ready) {
     for (const std::uint32_t c : ready) {
         reducer_.reduce_complete(c);
-        gather.ready(c);
+        shard_chunk_ready(gather, c);
     }
     ready.clear();
     Pumped p;

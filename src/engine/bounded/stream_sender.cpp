@@ -41,20 +41,19 @@ StreamSender::StreamSender(CommState::Bounded &b, const wire::Header &header, st
       ep_(*b.channel->endpoint),
       header_(header),
       base_flags_(header.flags),
-      F_(b.floats_per_datagram),
-      datagram_bytes_(wire::kHeaderBytes + F_ * sizeof(float)),
+      datagram_bytes_(wire::kHeaderBytes + coded_bytes(b.codec, b.floats_per_datagram)),
       // The longest run the channel sends in one offloaded send (64 KiB with GSO); each stream's
       // own is no longer than its receiver's link takes from all senders at once (incast_run).
       channel_run_(ep_.run_datagrams(datagram_bytes_)),
       bytes_(bytes),
       seconds_(seconds) {}
 
-void StreamSender::add_stream(int peer, const float *src, std::size_t len) {
-    const auto chunks = static_cast<std::uint32_t>(segment_count(len, F_));
+void StreamSender::add_stream(int peer, const CodedStream &src) {
+    const auto chunks = static_cast<std::uint32_t>(src.chunks());
     // One round sends a run to every stream, destinations interleaved: one system call for all.
     const std::size_t run =
         incast_run(channel_run_, std::max<std::size_t>(b_.peers.size(), 1) - 1, datagram_bytes_, chunks);
-    Stream s{peer, src, len, chunks, run, {}, 0, {}, {}, 0, std::vector<std::byte>(run * wire::kHeaderBytes)};
+    Stream s{peer, src, chunks, run, {}, 0, {}, {}, 0, std::vector<std::byte>(run * wire::kHeaderBytes)};
     s.order.reserve(s.chunks);
     streams_.push_back(std::move(s));
 }
@@ -113,17 +112,18 @@ std::uint32_t StreamSender::build_run(Stream &s, DgramRun &run, std::size_t max_
         // AddressSanitizer against 0 in 12: docs/notes/2026-12-07-tail-at-most-one-run.md.)
         const bool tail = s.sent + i >= tail_from;
         header_.flags = static_cast<std::uint8_t>(base_flags_ | (tail ? wire::kTail : 0) | early_);
-        header_.payload_len = static_cast<std::uint16_t>(segment_of(s.len, F_, c).count * sizeof(float));
+        header_.payload_len = static_cast<std::uint16_t>(s.src.chunk(c).size());
         wire::encode(header_, std::span<std::byte, wire::kHeaderBytes>(s.headers.data() + i * wire::kHeaderBytes,
                                                                        wire::kHeaderBytes));
     }
-    const Range from = segment_of(s.len, F_, first);
-    const std::size_t floats = std::min(s.len - from.offset, static_cast<std::size_t>(count) * F_);
+    // Consecutive chunks are consecutive in the coded stream, at its stride: one span.
+    const std::span<const std::byte> last = s.src.chunk(first + count - 1);
+    const std::byte *begin = s.src.chunk(first).data();
     run = {b_.peers[static_cast<std::size_t>(s.peer)],
            std::span<const std::byte>(s.headers.data(), count * wire::kHeaderBytes),
            wire::kHeaderBytes,
-           std::as_bytes(std::span<const float>(s.src + from.offset, floats)),
-           F_ * sizeof(float),
+           std::span<const std::byte>(begin, static_cast<std::size_t>(last.data() + last.size() - begin)),
+           s.src.stride(),
            count};
     return count;
 }

@@ -10,6 +10,7 @@
 // became ready; the tail flag marks the last datagrams sent to each peer, whatever their index.
 #pragma once
 
+#include "codec/coded_stream.hpp"
 #include "engine/deadlines/queue_budget.hpp"
 #include "engine/setup/comm_state.hpp"
 #include "transport/dgram_endpoint.hpp"
@@ -33,8 +34,9 @@ public:
     StreamSender(CommState::Bounded &b, const wire::Header &header, std::vector<std::uint64_t> &bytes,
                  std::vector<double> &seconds);
 
-    // A stream of `len` floats at `src` to `peer`, in datagrams of floats_per_datagram.
-    void add_stream(int peer, const float *src, std::size_t len);
+    // A stream to `peer`, one datagram per chunk of `src` (its chunks are floats_per_datagram
+    // entries, coded by the communicator's codec).
+    void add_stream(int peer, const CodedStream &src);
     // Every chunk of every stream may go (the reduce-scatter).
     void all_ready();
     // Chunk `c` may go to every stream (the all-gather: streams share our reduced shard).
@@ -85,8 +87,7 @@ public:
 private:
     struct Stream {
         int peer;
-        const float *src;
-        std::size_t len;
+        CodedStream src;
         std::uint32_t chunks;
         std::size_t run;                   // datagrams per offloaded send (incast_run)
         std::vector<std::uint32_t> order;  // ready chunks in the order they go out
@@ -111,7 +112,6 @@ private:
     wire::Header header_;
     std::uint8_t base_flags_;  // the caller's (wire::kWaited); tail and early are added per datagram
     std::uint8_t early_ = 0;
-    std::size_t F_;
     std::size_t datagram_bytes_;  // header and a full chunk: one datagram on the wire
     std::size_t channel_run_;     // the channel's longest run (DgramEndpoint::run_datagrams)
     std::vector<std::uint64_t> &bytes_;

@@ -102,15 +102,15 @@ void DgramRouter::dispatch(Comm &c, const wire::Header &h, std::span<const std::
 const char *DgramRouter::answer_scatter(CommKey key, Comm &c, const wire::Header &h,
                                         std::span<const std::byte> payload) {
     auto op = c.open.find(h.seq);
-    if (op == c.open.end() || op->second->scatter.wire == nullptr) {
+    if (op == c.open.end() || !op->second->scatter.offered) {
         // Asked after we closed the operation (or before our transform): nothing to send from.
         bump(process_stats().scatter_repair_chunks_unavailable, payload.size() / sizeof(std::uint32_t));
         return "";
     }
     const OpReceive &r = *op->second;
     std::vector<RepairJob> answers;
-    if (const char *why = answer_scatter_request(r.scatter, r.floats_per_datagram, h, payload, c.peers[h.src_rank],
-                                                 repair_.answer_room(key), answers);
+    if (const char *why =
+            answer_scatter_request(r.scatter, h, payload, c.peers[h.src_rank], repair_.answer_room(key), answers);
         *why)
         return why;
     repair_.queue_answers(key, answers);
@@ -196,12 +196,14 @@ void DgramRouter::place(OpReceive &op, const wire::Header &h, std::span<const st
     const std::size_t F = op.floats_per_datagram;
     if (h.chunk >= map.chunks(s)) return reject("chunk index beyond the stream");
     const Range g = segment_of(op.length[p][s], F, h.chunk);
-    if (payload.size() != g.count * sizeof(float)) return reject("payload length is not the chunk's");
+    if (wire::codec_of(h.flags) != static_cast<std::uint8_t>(op.codec))
+        return reject("payload coded otherwise than the communicator's codec");
+    if (payload.size() != coded_bytes(op.codec, g.count)) return reject("payload length is not the chunk's");
     if (!map.set(s, h.chunk, (h.flags & wire::kTail) != 0)) {
         bump(process_stats().datagrams_duplicate);
         return;
     }
-    std::memcpy(op.dest[p][s] + g.offset, payload.data(), payload.size());
+    decode_chunk(op.codec, payload.data(), g.count, op.dest[p][s] + g.offset);
     op.last_arrival[p] = std::max(op.last_arrival[p], arrival);
     op.last_from[p][s] = std::max(op.last_from[p][s], arrival);
     // The sender's clock starts here; its owner's wait condition changes (its end moves from the
@@ -270,7 +272,7 @@ void DgramRouter::skip_op(CommKey key, std::uint32_t seq) {
 void DgramRouter::close_op(CommKey key, OpReceive *op) {
     std::lock_guard lock(mutex_);
     op->window[0].open = op->window[1].open = false;
-    op->scatter.wire = nullptr;  // the owner may write it from now on
+    op->scatter.offered = false;  // the owner may write it from now on
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
     Comm &c = it->second;

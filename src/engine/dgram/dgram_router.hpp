@@ -7,6 +7,7 @@
 // level with its reason. Nothing from the network is written anywhere before every check passed.
 #pragma once
 
+#include "codec/wire_codec.hpp"
 #include "engine/clock.hpp"
 #include "engine/dgram/chunk_bitmap.hpp"
 #include "engine/dgram/comm_key.hpp"
@@ -36,6 +37,7 @@ namespace optireduce {
 struct OpReceive {
     std::uint32_t seq = 0;
     std::size_t floats_per_datagram = 0;
+    WireCodec codec = WireCodec::fp32;  // of every reduce-scatter and all-gather payload
     // Per phase (index 0: reduce-scatter, 1: all-gather) and sender: where its stream lands and
     // how long it is (floats).
     std::vector<float *> dest[2];

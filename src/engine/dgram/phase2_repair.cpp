@@ -27,17 +27,17 @@ void Phase2Repair::remove_comm(CommKey key) {
     comms_.erase(key);
 }
 
-void Phase2Repair::publish(CommKey key, std::uint32_t seq, std::span<const float> shard,
-                           std::size_t floats_per_datagram, std::uint16_t shard_error) {
+void Phase2Repair::publish(CommKey key, std::uint32_t seq, const CodedStream &shard, std::uint16_t shard_error) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
     Comm &c = it->second;
     c.published = true;
     c.seq = seq;
-    c.floats_per_datagram = floats_per_datagram;
     c.shard_error = shard_error;
-    c.shard.assign(shard.begin(), shard.end());
+    c.shard_bytes.assign(shard.data, shard.data + CodedStream::bytes_for(shard.codec, shard.entries, shard.per_chunk));
+    c.shard = shard;
+    c.shard.data = c.shard_bytes.data();
 }
 
 const char *Phase2Repair::queue(CommKey key, const wire::Header &h, std::span<const std::byte> payload) {
@@ -60,7 +60,7 @@ void Phase2Repair::queue_answers(CommKey key, std::vector<RepairJob> &answers) {
     if (it == comms_.end() || answers.empty()) return;
     Comm &c = it->second;
     for (RepairJob &j : answers) {
-        c.answer_bytes += j.payload.size() * sizeof(float);
+        c.answer_bytes += j.payload.size();
         c.answers.push_back(std::move(j));
     }
     pending_.store(true, std::memory_order_release);
@@ -92,34 +92,34 @@ void Phase2Repair::take(std::vector<RepairJob> &out) {
 
 void Phase2Repair::answer(CommKey key, const Comm &c, const Request &r, std::vector<RepairJob> &out) {
     // Only the latest shard is kept: a request for an older operation came too late.
-    if (!c.published || r.seq != c.seq || c.floats_per_datagram == 0) {
+    if (!c.published || r.seq != c.seq || c.shard.per_chunk == 0) {
         bump(process_stats().repair_chunks_unavailable, r.chunks.size());
         return;
     }
     wire::Header h = wire_header_for(key, c.rank, c.seq, wire::Phase::all_gather);
     h.shard_error = c.shard_error;
-    const std::size_t chunks = segment_count(c.shard.size(), c.floats_per_datagram);
+    h.flags = wire::codec_flags(static_cast<std::uint8_t>(c.shard.codec));
+    const std::size_t chunks = c.shard.chunks();
     for (const std::uint32_t chunk : r.chunks) {
         if (chunk >= chunks) {
             bump(process_stats().datagrams_invalid);
             OPTIREDUCE_LOG(debug, "datagram dropped: repair request for a chunk beyond the shard");
             continue;
         }
-        append_answer(out, c.peers[r.src], false, h, c.shard, c.floats_per_datagram, chunk);
+        append_answer(out, c.peers[r.src], false, h, c.shard, chunk);
     }
 }
 
 void append_answer(std::vector<RepairJob> &out, fi_addr_t dest, bool scatter, wire::Header header,
-                   std::span<const float> stream, std::size_t floats_per_datagram, std::uint32_t chunk) {
-    const Range g = segment_of(stream.size(), floats_per_datagram, chunk);
+                   const CodedStream &stream, std::uint32_t chunk) {
+    const std::span<const std::byte> bytes = stream.chunk(chunk);
     header.chunk = chunk;
-    header.payload_len = static_cast<std::uint16_t>(g.count * sizeof(float));
+    header.payload_len = static_cast<std::uint16_t>(bytes.size());
     RepairJob &job = out.emplace_back();
     job.dest = dest;
     job.scatter = scatter;
     wire::encode(header, job.header);
-    const std::span<const float> floats = stream.subspan(g.offset, g.count);
-    job.payload.assign(floats.begin(), floats.end());
+    job.payload.assign(bytes.begin(), bytes.end());
 }
 
 std::int64_t Phase2Repair::answer_queue_cap(double drain_bytes_per_s) {
@@ -151,7 +151,7 @@ void Phase2Repair::serve(DgramEndpoint &ep, double drain_bytes_per_s) {
         }
         // Best effort: a full queue or a failed send is one more loss, which the requester
         // already accounts for.
-        const auto payload = std::as_bytes(std::span(j.payload));
+        const std::span<const std::byte> payload(j.payload);
         if (ep.send(j.dest, j.header, payload) == 0) {
             ++(j.scatter ? scatter_sent : sent);
             if (queued >= 0) queued += static_cast<std::int64_t>(j.header.size() + payload.size());

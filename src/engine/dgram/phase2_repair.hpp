@@ -11,6 +11,7 @@
 // and queues them here, so that both phases' answers go out through one serve() and one cap.
 #pragma once
 
+#include "codec/coded_stream.hpp"
 #include "engine/clock.hpp"
 #include "engine/dgram/chunk_bitmap.hpp"
 #include "engine/dgram/comm_key.hpp"
@@ -38,18 +39,18 @@ struct RepairJob {
     fi_addr_t dest = 0;
     bool scatter = false;
     std::array<std::byte, wire::kHeaderBytes> header{};
-    std::vector<float> payload;
+    std::vector<std::byte> payload;
 };
 
 // The asking side, for one operation: the all-gather chunks missing from each owner.
 using RepairAsks = std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>>;
 
-// Appends the answer to a request for chunk `chunk` of `stream` (a stream of datagrams of
-// `floats_per_datagram` floats; the chunk is within it) to `dest`: `header` (the phase's common
-// one) with the chunk's index and length, and a copy of its floats. Both phases' answers are
-// made here (engine/dgram/scatter_repair.hpp for the reduce-scatter's).
+// Appends the answer to a request for chunk `chunk` of `stream` (the chunk is within it) to
+// `dest`: `header` (the phase's common one, its codec included) with the chunk's index and
+// length, and a copy of its coded bytes, the very bytes the first sending carried. Both phases'
+// answers are made here (engine/dgram/scatter_repair.hpp for the reduce-scatter's).
 void append_answer(std::vector<RepairJob> &out, fi_addr_t dest, bool scatter, wire::Header header,
-                   std::span<const float> stream, std::size_t floats_per_datagram, std::uint32_t chunk);
+                   const CodedStream &stream, std::uint32_t chunk);
 
 class Phase2Repair {
 public:
@@ -60,8 +61,9 @@ public:
 
     // The owner's reduced shard of operation `seq`, once final. It stays until the next one
     // replaces it, so a peer's request is answered even after the owner's call returned.
-    void publish(CommKey key, std::uint32_t seq, std::span<const float> shard, std::size_t floats_per_datagram,
-                 std::uint16_t shard_error);
+    // Its coded bytes are kept, so every answer carries what the first sending did and every
+    // replica decodes the same values.
+    void publish(CommKey key, std::uint32_t seq, const CodedStream &shard, std::uint16_t shard_error);
     // A request from `h.src_rank` (its header already checked by the router). Returns "" or why
     // it was refused (the router counts it as invalid).
     const char *queue(CommKey key, const wire::Header &h, std::span<const std::byte> payload);
@@ -120,9 +122,9 @@ private:
         std::vector<fi_addr_t> peers;
         bool published = false;
         std::uint32_t seq = 0;
-        std::size_t floats_per_datagram = 0;
         std::uint16_t shard_error = 0;
-        std::vector<float> shard;
+        CodedStream shard;  // its data points into shard_bytes
+        std::vector<std::byte> shard_bytes;
         std::vector<Request> requests;
         std::vector<RepairJob> answers;  // made already (queue_answers)
         std::size_t answer_bytes = 0;    // their payload

@@ -5,13 +5,13 @@
 
 namespace optireduce {
 
-const char *answer_scatter_request(const ScatterSource &source, std::size_t floats_per_datagram, const wire::Header &h,
+const char *answer_scatter_request(const ScatterSource &source, const wire::Header &h,
                                    std::span<const std::byte> payload, fi_addr_t dest, std::size_t room,
                                    std::vector<RepairJob> &out) {
-    if (h.src_rank >= source.shards.size() || floats_per_datagram == 0)
+    if (h.src_rank >= source.streams.size() || source.streams[h.src_rank].per_chunk == 0)
         return "reduce-scatter repair request from a rank without a shard";
-    const Range shard = source.shards[h.src_rank];
-    const std::size_t chunks = segment_count(shard.count, floats_per_datagram);
+    const CodedStream &stream = source.streams[h.src_rank];
+    const std::size_t chunks = stream.chunks();
     const std::size_t asked = payload.size() / sizeof(std::uint32_t);
     std::vector<std::uint32_t> asked_chunks(asked);
     std::memcpy(asked_chunks.data(), payload.data(), asked * sizeof(std::uint32_t));  // host order, as asked
@@ -19,12 +19,11 @@ const char *answer_scatter_request(const ScatterSource &source, std::size_t floa
         if (chunk >= chunks) return "reduce-scatter repair request for a chunk beyond the shard";
     wire::Header a = source.header;
     a.flags &= static_cast<std::uint8_t>(~wire::kTail);
-    const std::span<const float> stream(source.wire + shard.offset, shard.count);
     for (const std::uint32_t chunk : asked_chunks) {
-        const std::size_t bytes = segment_of(shard.count, floats_per_datagram, chunk).count * sizeof(float);
+        const std::size_t bytes = stream.chunk(chunk).size();
         if (bytes > room) break;
         room -= bytes;
-        append_answer(out, dest, true, a, stream, floats_per_datagram, chunk);
+        append_answer(out, dest, true, a, stream, chunk);
     }
     return "";
 }

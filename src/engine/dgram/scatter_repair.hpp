@@ -18,6 +18,7 @@
 // unavailable. A sender that has not started (late, not lost) is not asked.
 #pragma once
 
+#include "codec/coded_stream.hpp"
 #include "codec/sharding.hpp"
 #include "engine/deadlines/phase_closer.hpp"
 #include "engine/dgram/chunk_bitmap.hpp"
@@ -35,9 +36,9 @@ namespace optireduce {
 // What an open operation offers its receivers' requests: its contribution in the wire layout,
 // where each receiver's shard of it lies, and the reduce-scatter's common header.
 struct ScatterSource {
-    const float *wire = nullptr;  // nullptr: nothing offered (not transformed yet)
-    std::vector<Range> shards;    // by receiver rank
-    wire::Header header{};        // chunk and payload length set per answer, no tail flag
+    bool offered = false;              // false: nothing offered (not transformed yet)
+    std::vector<CodedStream> streams;  // our contribution to each receiver's shard, by its rank
+    wire::Header header{};             // chunk and payload length set per answer, no tail flag
 };
 
 // The answers to a request from `h.src_rank` (its header already checked by the router) for
@@ -45,7 +46,7 @@ struct ScatterSource {
 // fit in `room` bytes of payload (the rest are dropped: the receiver asks again while its phase
 // has time). Returns "" or why the request was refused (a chunk beyond the shard: the router
 // counts it invalid, and answers none of it).
-const char *answer_scatter_request(const ScatterSource &source, std::size_t floats_per_datagram, const wire::Header &h,
+const char *answer_scatter_request(const ScatterSource &source, const wire::Header &h,
                                    std::span<const std::byte> payload, fi_addr_t dest, std::size_t room,
                                    std::vector<RepairJob> &out);
 

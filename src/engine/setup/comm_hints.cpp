@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "engine/setup/comm_hints.hpp"
 
+#include "codec/coded_stream.hpp"
+
 #include "config/info_hints.hpp"
 #include "engine/setup/comm_state.hpp"
 #include "engine/setup/context.hpp"
@@ -151,6 +153,9 @@ void apply_comm_hints(CommState &st) {
     s.fixed_ms = hints.timeout_ms().value_or(cfg.timeout_ms);
     st.bounded->deadlines.set_settings(s);
     st.bounded->max_loss = hints.max_loss().value_or(cfg.max_loss);
+    CommState::Bounded &b = *st.bounded;
+    b.codec = wire_codec(hints.codec().value_or(cfg.codec));
+    b.floats_per_datagram = entries_per_payload(b.codec, b.payload_bytes);
 }
 
 int copy_comm_hints_attr(MPI_Comm, int, void *, void *in, void *out, int *flag) {

@@ -56,9 +56,10 @@ void setup_bounded(CommState &st, ProcessContext &ctx, DgramChannel &channel) {
     b->key = {nonce, st.comm_id};
     // The largest datagram that reaches every member from every member: each rank's limit
     // towards its peers (the path MTU for the kernel channel), the smallest of them all.
-    std::uint64_t payload = (channel.endpoint->max_datagram(st.peers) - wire::kHeaderBytes) / sizeof(float);
+    // How many entries that is depends on the codec, which hints may change: apply_comm_hints.
+    std::uint64_t payload = channel.endpoint->max_datagram(st.peers) - wire::kHeaderBytes;
     PMPI_Allreduce(MPI_IN_PLACE, &payload, 1, MPI_UINT64_T, MPI_MIN, st.comm);
-    b->floats_per_datagram = static_cast<std::size_t>(payload);
+    b->payload_bytes = static_cast<std::size_t>(payload);
     b->peers = std::move(st.peers);
     // Registered before the last collective of setup: no member can send its first datagram
     // before every member is ready to take it.
@@ -161,6 +162,31 @@ LocalChannel open_local_channel(const CommState &st, ProcessContext &ctx) {
     return local;
 }
 
+// After a mismatch of must-agree knobs (`which`, indices into agreement_names()): rank 0's
+// values are broadcast, and each rank whose value differs says both, so the fix is in the log.
+// Only on this rare path: one broadcast of a few short strings.
+void name_both_values(const CommState &st, const Config &cfg, const std::vector<std::size_t> &which) {
+    std::vector<std::string> mine;
+    for (const KnobValue &v : cfg.values)
+        if (v.spec->must_agree) mine.push_back(v.text);
+    std::string packed;
+    for (const std::size_t i : which) packed += mine[i] + '\0';
+    int len = static_cast<int>(packed.size());
+    PMPI_Bcast(&len, 1, MPI_INT, 0, st.comm);
+    std::string theirs(static_cast<std::size_t>(len), '\0');
+    if (st.rank == 0) theirs = packed;
+    PMPI_Bcast(theirs.data(), len, MPI_CHAR, 0, st.comm);
+    const auto names = Config::agreement_names();
+    std::size_t at = 0;
+    for (const std::size_t i : which) {
+        const std::string zero(theirs.c_str() + std::min(at, theirs.size()));
+        at += zero.size() + 1;
+        if (zero != mine[i])
+            OPTIREDUCE_LOG(warn, "%s is '%s' on this rank but '%s' on rank 0 of the communicator", names[i],
+                           mine[i].c_str(), zero.c_str());
+    }
+}
+
 // Step 2, collective: every rank has the same must-agree configuration, the engine is on, and
 // every rank opened its channel. One MAX reduction checks it all: each must-agree knob's hash and
 // its complement (max of ~h is ~min h, so min == max means all equal), and who failed. False:
@@ -181,14 +207,19 @@ bool agree_on_setup(CommState &st, const Config &cfg, const LocalChannel &local)
 
     const auto names = Config::agreement_names();
     std::string differing;
+    std::vector<std::size_t> which;
     for (std::size_t i = 0; i < k; ++i)
-        if (agree[i] != ~agree[k + i]) differing += (differing.empty() ? "" : ", ") + std::string(names[i]);
+        if (agree[i] != ~agree[k + i]) {
+            differing += (differing.empty() ? "" : ", ") + std::string(names[i]);
+            which.push_back(i);
+        }
     if (!differing.empty()) {
         if (st.rank == 0)
             OPTIREDUCE_LOG(warn,
                            "%s differs across the %d ranks of a communicator; falling back to "
                            "MPI on it. Set %s identically on every rank.",
                            differing.c_str(), st.size, differing.c_str());
+        name_both_values(st, cfg, which);
         disable(st, differing + " differs across ranks");
         return false;
     }
@@ -269,9 +300,6 @@ void agree_and_connect(CommState &st, ProcessContext &ctx) {
     enable(st, ctx, *id, local);
 }
 
-// The wire format of the engine's data: 32-bit floats, the only one so far.
-constexpr const char *kWireCodec = "fp32";
-
 // The job summary's record of a communicator just set up, kept by its rank 0 only (so each
 // communicator is listed once); the caller holds ctx.mutex.
 void list_in_summary(CommState &st, ProcessContext &ctx) {
@@ -287,7 +315,8 @@ void list_in_summary(CommState &st, ProcessContext &ctx) {
     s.mode = to_string(ctx.config.mode);
     s.fallback = st.enabled ? "" : st.fallback_reason;
     s.channel = !st.enabled ? "mpi" : st.bounded ? st.bounded->channel->endpoint->provider() : st.endpoint->provider();
-    s.codec = st.enabled ? kWireCodec : "";
+    // Exact mode's reliable channel always carries fp32.
+    s.codec = !st.enabled ? "" : st.bounded ? to_string(st.bounded->codec) : "fp32";
     st.summary_slot = static_cast<int>(ctx.comm_summaries.size());
     ctx.comm_summaries.push_back(std::move(s));
 }

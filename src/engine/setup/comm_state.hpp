@@ -4,6 +4,7 @@
 // delete callback on MPI_Comm_free or at MPI_Finalize.
 #pragma once
 
+#include "codec/wire_codec.hpp"
 #include "device/staging_copies.hpp"
 #include "engine/deadlines/deadline_controller.hpp"
 #include "engine/deadlines/send_pacer.hpp"
@@ -61,7 +62,9 @@ public:
         DgramRouter::CommKey key{};           // job nonce from rank 0, and comm_id
         std::vector<fi_addr_t> peers;         // datagram addresses, by communicator rank
         std::vector<int> world_ranks;         // of each member, for per-peer lateness
-        std::size_t floats_per_datagram = 0;  // agreed: the smallest max datagram of all members
+        std::size_t payload_bytes = 0;        // agreed: the smallest max datagram of all members, less the header
+        WireCodec codec = WireCodec::fp32;    // OPTIREDUCE_CODEC or the optireduce_codec hint (agreed)
+        std::size_t floats_per_datagram = 0;  // entries per datagram: what payload_bytes holds under codec
         DeadlineController deadlines{DeadlineSettings{}};
         StragglerBound stragglers;
         VoteWait vote_wait;  // how long past its deadlines' base an operation waits for hole votes
@@ -96,9 +99,10 @@ public:
     // *grew (if given): memory had to be allocated (or registered), the only step that can fail.
     Staging *acquire_staging(std::size_t n, std::string *error, bool *grew = nullptr);
     // The same for bounded mode's layout: a result (wire) vector, one shard per rank for the
-    // reduce-scatter, and `wire` floats for the transformed input (0: none).
-    Staging *acquire_staging(std::size_t result, std::size_t shard, std::size_t wire, std::string *error,
-                             bool *grew = nullptr);
+    // reduce-scatter, `wire` floats for the transformed input (0: none) and `coded` bytes of
+    // coded payloads (0: the codec is fp32).
+    Staging *acquire_staging(std::size_t result, std::size_t shard, std::size_t wire, std::size_t coded,
+                             std::string *error, bool *grew = nullptr);
     void release_staging(Staging *s) { s->busy = false; }
 
 private:

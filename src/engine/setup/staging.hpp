@@ -35,9 +35,11 @@ private:
 // The buffers of one in-flight operation: `result` holds the whole output vector (peer shards
 // from the all-gather, this rank's reduced shard), `incoming` one shard-sized slot per peer for
 // the reduce-scatter, `input` a copy of the caller's data when the provider needs registered
-// send buffers (FI_MR_LOCAL), `wire` bounded mode's transformed input (codec/block_layout).
+// send buffers (FI_MR_LOCAL), `wire` bounded mode's transformed input (codec/block_layout),
+// `coded` the datagrams' payloads under a codec other than fp32 (codec/coded_stream.hpp): every
+// shard of our contribution, our own shard's slot holding the reduced shard we send.
 struct Staging {
-    StagingBuffer result, incoming, input, wire;
+    StagingBuffer result, incoming, input, wire, coded;
     bool busy = false;
 };
 

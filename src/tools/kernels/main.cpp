@@ -4,10 +4,11 @@
 // cannot beat a copy of it, so the copy bandwidth is the physical limit and the ratio to it says
 // how much of that limit a kernel reaches. Pure math: no MPI, no libfabric.
 //
-// Every timed result is also checked (the round trip returns the input, every instruction set
-// gives the scalar path's bits): a fast kernel that computes the wrong thing must not pass.
-// One file per kernel family (copy, fwht, sign_flip, scaled_sum, encode_decode); this one is the
-// command line and the order of the run.
+// Every timed result is also checked (the round trip returns the input, or stays within the
+// codec's error for the lossy wire codecs; every instruction set gives the scalar path's bits): a
+// fast kernel that computes the wrong thing must not pass. One file per kernel family (copy,
+// fwht, sign_flip, scaled_sum, encode_decode, wire_codec); this one is the command line and the
+// order of the run.
 #include "common/version.hpp"
 #include "measure.hpp"
 #include "render.hpp"
@@ -26,9 +27,9 @@ constexpr const char *kUsage =
     "usage: optireduce-kernel-bench [--quick] [--json] [--help] [--version]\n"
     "\n"
     "Single-core throughput of the codec kernels (Hadamard transform, sign flip, scaled sum,\n"
-    "whole-vector encode/decode) for every instruction set this CPU supports, next to the memory\n"
-    "copy bandwidth measured in the same run. Results are checked while timing; a wrong result\n"
-    "fails the run.\n"
+    "whole-vector encode/decode, the int8 and bf16 wire codecs) for every instruction set this\n"
+    "CPU supports, next to the memory copy bandwidth measured in the same run. Results are\n"
+    "checked while timing; a wrong result fails the run.\n"
     "\n"
     "  --quick    small vectors, in cache (a few seconds; checks every path, numbers not meaningful)\n"
     "  --json     one JSON object on stdout; the text table goes to stderr\n"
@@ -96,6 +97,7 @@ int main(int argc, char **argv) {
     measure_sign(s, r);
     measure_sum(s, r);
     measure_codec(s, r);
+    measure_wire(s, r);
     r.copy_mem = better(r.copy_mem, measure_copy(s, s.copy_bytes, s.copy_bytes));
     r.copy_l2 = better(r.copy_l2, measure_copy(s, l2_copy, s.copy_bytes / 4));
     r.cpu_share = (cpu_seconds() - cpu0) / seconds_since(wall0);

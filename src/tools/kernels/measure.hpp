@@ -17,5 +17,6 @@ void measure_fwht(const Settings &s, Results &r);
 void measure_sign(const Settings &s, Results &r);
 void measure_sum(const Settings &s, Results &r);
 void measure_codec(const Settings &s, Results &r);
+void measure_wire(const Settings &s, Results &r);
 
 }  // namespace optireduce::kernel_bench

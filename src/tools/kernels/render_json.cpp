@@ -106,6 +106,28 @@ void encode_decode(JsonWriter &j, const Settings &s, const Results &r) {
     j.end_object();
 }
 
+void wire_codec(JsonWriter &j, const Settings &s, const Results &r) {
+    j.begin_object("wire_codec");
+    j.field("vector_bytes", vector_bytes(s.vec_floats));
+    j.begin_array("rows");
+    for (const WireRow &w : r.wire) {
+        j.begin_object();
+        j.field("codec", to_string(w.codec));
+        j.field("isa", to_string(w.isa));
+        j.field("payload_bytes", static_cast<std::uint64_t>(w.payload));
+        j.field("chunk", static_cast<std::uint64_t>(w.chunk));
+        j.field("encode_gbps", w.enc_gbps, kGbps);
+        j.field("decode_gbps", w.dec_gbps, kGbps);
+        j.field("encode_ratio_copy", w.enc_gbps / r.copy(), kRatio);
+        j.field("decode_ratio_copy", w.dec_gbps / r.copy(), kRatio);
+        j.field("l2_encode_gbps", w.hot_enc_gbps, kGbps);
+        j.field("l2_decode_gbps", w.hot_dec_gbps, kGbps);
+        j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+}
+
 }  // namespace
 
 std::string render_json(const Settings &s, const Results &r) {
@@ -118,6 +140,7 @@ std::string render_json(const Settings &s, const Results &r) {
     fwht_and_sign(j, s, r);
     scaled_sum(j, s, r);
     encode_decode(j, s, r);
+    wire_codec(j, s, r);
     j.field("checks", "passed");
     j.end_object();
     return os.str();

@@ -35,6 +35,8 @@ void preamble(std::FILE *out, const Settings &s, const Results &r) {
                  "                kernel must move: 4 input vectors read + 1 output written = 5 x out. Its\n"
                  "                ratio divides by the copy's traffic, 2 x copy GB/s (read + write).\n"
                  "  encode+decode bytes of the input vector per second of encode plus decode.\n"
+                 "  wire codec    bytes of the float vector per second, each way (4 per entry, also for\n"
+                 "                decode, which writes them).\n"
                  "  in-L2         the same kernel looping on data that stays in L2 (%zu KiB): what it does\n"
                  "                when memory is not the limit. Far above the streaming figure: memory-bound.\n",
                  s.reps, s.warmup, s.copy_bytes >> 20, l2_bytes() >> 10);
@@ -83,6 +85,18 @@ void codec_table(std::FILE *out, const Settings &s, const Results &r) {
                      c.interleave ? "on" : "off", to_string(c.isa), c.enc_gbps, c.dec_gbps, c.gbps, c.gbps / r.copy());
 }
 
+void wire_table(std::FILE *out, const Settings &s, const Results &r) {
+    std::fprintf(out,
+                 "\n== wire codec chunk by chunk (int8: stochastic rounding; bf16: to nearest), %zu MiB vector ==\n",
+                 mib(s.vec_floats));
+    std::fprintf(out, "%-6s %-8s %-6s %-7s %9s %9s %7s %7s %12s %12s\n", "codec", "payload", "chunk", "isa", "enc GB/s",
+                 "dec GB/s", "enc x", "dec x", "in-L2 enc", "in-L2 dec");
+    for (const WireRow &w : r.wire)
+        std::fprintf(out, "%-6s %-8zu %-6zu %-7s %9.2f %9.2f %7.2f %7.2f %12.2f %12.2f\n", to_string(w.codec),
+                     w.payload, w.chunk, to_string(w.isa), w.enc_gbps, w.dec_gbps, w.enc_gbps / r.copy(),
+                     w.dec_gbps / r.copy(), w.hot_enc_gbps, w.hot_dec_gbps);
+}
+
 void summary(std::FILE *out, const Results &r) {
     std::fprintf(out, "\n== summary (ratios to the memory copy) ==\n");
     for (const Isa isa : r.isas) {
@@ -109,6 +123,7 @@ void render_text(std::FILE *out, const Settings &s, const Results &r) {
     fwht_and_sign_tables(out, s, r);
     sum_table(out, s, r);
     codec_table(out, s, r);
+    wire_table(out, s, r);
     summary(out, r);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bench_support.hpp"
+#include "codec/wire_codec.hpp"
 
 #include <cstddef>
 #include <vector>
@@ -35,6 +36,14 @@ struct CodecRow {
     double enc_gbps, dec_gbps, gbps;
 };
 
+// GB/s count the bytes of the float side (4 per entry), whichever way the data goes.
+struct WireRow {
+    WireCodec codec;
+    Isa isa;
+    std::size_t payload, chunk;
+    double enc_gbps, dec_gbps, hot_enc_gbps, hot_dec_gbps;
+};
+
 struct Results {
     std::vector<Isa> isas;
     int cpu = -1;
@@ -44,6 +53,7 @@ struct Results {
     std::vector<SignRow> sign;
     std::vector<SumRow> sum;
     std::vector<CodecRow> codec;
+    std::vector<WireRow> wire;
     // What every ratio divides by: the best memory copy.
     double copy() const { return copy_mem.gbps.best; }
 };
