@@ -101,6 +101,26 @@ static float grad(int rank, int op, size_t i) { return grad_with_mean(7, rank, o
 /* The same with a mean of each rank's own, as large as the noise. */
 static float grad_own_mean(int rank, int op, size_t i) { return grad_with_mean(7 + (uint64_t)rank, rank, op, i); }
 
+/* The exact sum over ranks of grad_own_mean. */
+static double sum_own_mean(int op, size_t i) {
+    double truth = 0;
+    for (int k = 0; k < g_size; ++k) truth += grad_own_mean(k, op, i);
+    return truth;
+}
+
+/* Per coordinate j, the z-score of the mean error over K operations from its sum s[j] and sum of
+ * squares s2[j]: their mean square and the largest magnitude. */
+static void z_scores(const double *s, const double *s2, size_t d, int K, double *chi, double *zmax) {
+    *chi = *zmax = 0;
+    for (size_t j = 0; j < d; ++j) {
+        const double mean = s[j] / K, var = (s2[j] - s[j] * s[j] / K) / (K - 1);
+        const double z = var > 0 ? mean / sqrt(var / K) : 0;
+        *chi += z * z;
+        *zmax = fmax(*zmax, fabs(z));
+    }
+    *chi /= (double)d;
+}
+
 /* ---- unbiased -------------------------------------------------------------------------------- */
 static void case_unbiased(void) {
     /* With 4 ranks, 2^16 floats make 32 transform blocks of 2^11, 8 per rank: rank r's shard is
@@ -123,8 +143,7 @@ static void case_unbiased(void) {
         CHECK(rc == 0 && r.count == n, "optireduce_last_op returned %d, count %llu", rc, (unsigned long long)r.count);
         double err2 = 0, norm2 = 0;
         for (size_t i = 0; i < n; ++i) {
-            double truth = 0;
-            for (int k = 0; k < g_size; ++k) truth += grad_own_mean(k, op, i);
+            const double truth = sum_own_mean(op, i);
             const double e = out[i] - truth;
             err2 += e * e;
             norm2 += (double)out[i] * out[i];
@@ -141,13 +160,7 @@ static void case_unbiased(void) {
     }
     optireduce_stats_t after = stats();
     double chi = 0, zmax = 0;
-    for (size_t j = 0; j < d; ++j) {
-        const double mean = s[j] / K, var = (s2[j] - s[j] * s[j] / K) / (K - 1);
-        const double z = var > 0 ? mean / sqrt(var / K) : 0;
-        chi += z * z;
-        if (fabs(z) > zmax) zmax = fabs(z);
-    }
-    chi /= (double)d;
+    z_scores(s, s2, d, K, &chi, &zmax);
     const double lost = (double)((after.entries_lost_rs - before.entries_lost_rs) + (after.entries_lost_ag - before.entries_lost_ag));
     const double expected = (double)((after.entries_expected_rs - before.entries_expected_rs) +
                                      (after.entries_expected_ag - before.entries_expected_ag));
@@ -533,8 +546,7 @@ static void case_codec(void) {
         MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         double err2 = 0, norm2 = 0;
         for (size_t i = 0; i < n; ++i) {
-            double truth = 0;
-            for (int k = 0; k < g_size; ++k) truth += grad_own_mean(k, op, i);
+            const double truth = sum_own_mean(op, i);
             const double e = out[i] - truth;
             err2 += e * e;
             norm2 += truth * truth;
@@ -549,13 +561,7 @@ static void case_codec(void) {
     }
     const optireduce_stats_t after = stats();
     double chi = 0, zmax = 0;
-    for (size_t j = 0; j < d; ++j) {
-        const double mean = s[j] / K, var = (s2[j] - s[j] * s[j] / K) / (K - 1);
-        const double z = var > 0 ? mean / sqrt(var / K) : 0;
-        chi += z * z;
-        zmax = fmax(zmax, fabs(z));
-    }
-    chi /= (double)d;
+    z_scores(s, s2, d, K, &chi, &zmax);
     const unsigned long long lost = (after.entries_lost_rs - before.entries_lost_rs) +
                                     (after.entries_lost_ag - before.entries_lost_ag);
     printf("codec rank %d: %d ops, NMSE mean %.3g max %.3g, mean z^2 %.3f, max |z| %.2f, spread %g, lost %llu\n",
