@@ -74,9 +74,11 @@ OPTIREDUCE_AVX2 void decode_avx2(const std::byte *in, std::size_t n, float *out)
 // GCC 12's unmasked AVX-512 intrinsics pass _mm512_undefined_*() as the merge source, which its
 // own -W(maybe-)uninitialized then reports from inside the header (GCC PR105593): the merge
 // source of an all-ones mask is never read.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #define OPTIREDUCE_AVX512 __attribute__((target("avx512f")))
 
 OPTIREDUCE_AVX512 void encode_avx512(const float *in, std::size_t n, std::byte *out) {
@@ -103,7 +105,9 @@ OPTIREDUCE_AVX512 void decode_avx512(const std::byte *in, std::size_t n, float *
     }
     decode_scalar(in, i, n, out);
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 
 }  // namespace

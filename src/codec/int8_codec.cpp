@@ -183,9 +183,11 @@ OPTIREDUCE_AVX2 void decode_avx2(const std::byte *levels, std::size_t n, float s
 // GCC 12's unmasked AVX-512 intrinsics pass _mm512_undefined_*() as the merge source, which its
 // own -W(maybe-)uninitialized then reports from inside the header (GCC PR105593): the merge
 // source of an all-ones mask is never read.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 // ---- AVX-512: 16 entries per register ----
 #define OPTIREDUCE_AVX512 __attribute__((target("avx512f")))
 
@@ -257,7 +259,9 @@ OPTIREDUCE_AVX512 void decode_avx512(const std::byte *levels, std::size_t n, flo
     }
     decode_scalar(levels, i, n, scale, out);
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 
 float max_abs(const float *in, std::size_t n, Isa isa) {

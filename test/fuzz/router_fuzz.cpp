@@ -252,7 +252,9 @@ void run(const std::uint8_t *data, std::size_t size) {
             case 6:
                 router.repair().take(repairs);
                 for (const RepairJob &j : repairs) {
-                    if (j.payload.empty() || j.payload.size() > 16) fail("a repair answer is not one chunk");
+                    // At most one chunk of 16 entries, under the widest codec (fp32).
+                    if (j.payload.empty() || j.payload.size() > coded_bytes(WireCodec::fp32, 16))
+                        fail("a repair answer is not one chunk");
                     const wire::Decoded dec = wire::decode([&] {
                         std::vector<std::byte> d(j.header.begin(), j.header.end());
                         d.resize(d.size() + j.payload.size() * sizeof(float));
