@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "codec/hadamard.hpp"
 
+#include "codec/mix64.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,12 +13,6 @@
 
 namespace optireduce::hadamard {
 namespace {
-
-std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 float scale_of(std::size_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
 
@@ -214,10 +210,10 @@ OPTIREDUCE_AVX512 void signed_copy_avx512(float *dst, const float *src, std::siz
 }  // namespace
 
 std::uint64_t sign_word(const SignKey &key, std::uint64_t block, std::uint64_t word) {
-    std::uint64_t h = mix(key.seed ^ 0x6f707469726564ull);
-    h = mix(h ^ (static_cast<std::uint64_t>(key.comm) << 32 | key.seq));
-    h = mix(h ^ block);
-    return mix(h ^ word);
+    std::uint64_t h = mix64(key.seed ^ 0x6f707469726564ull);
+    h = mix64(h ^ (static_cast<std::uint64_t>(key.comm) << 32 | key.seq));
+    h = mix64(h ^ block);
+    return mix64(h ^ word);
 }
 
 void signed_copy(float *dst, const float *src, std::size_t n, const SignKey &key, std::uint64_t block, Isa isa) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "codec/int8_codec.hpp"
 
+#include "codec/mix64.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -31,10 +33,7 @@ struct Key {
 
 // splitmix64 of the seed: neighbouring seeds give unrelated keys.
 Key key_of(std::uint64_t seed) {
-    std::uint64_t z = seed + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    const std::uint64_t z = mix64(seed + 0x9e3779b97f4a7c15ull);
     return {static_cast<std::uint32_t>(z), static_cast<std::uint32_t>(z >> 32)};
 }
 

@@ -3,6 +3,7 @@
 
 #include "codec/block_layout.hpp"
 #include "codec/estimators.hpp"
+#include "codec/mix64.hpp"
 #include "codec/sharding.hpp"
 #include "engine/bounded/stream_sender.hpp"
 #include "engine/dgram/dgram_channel.hpp"
@@ -264,16 +265,11 @@ void BoundedOperation::shard_chunk_ready(StreamSender &gather, std::uint32_t c) 
 }
 
 std::uint64_t BoundedOperation::chunk_seed(int shard, std::uint32_t c) const {
-    // splitmix64's finaliser over the job's seed and what makes a chunk's coding unique.
-    auto mix = [](std::uint64_t z) {
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    };
-    std::uint64_t z = mix(b_.sign_seed ^ (static_cast<std::uint64_t>(comm_.comm_id) << 32 | seq_));
-    z = mix(z ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(comm_.rank)) << 32 |
-                 static_cast<std::uint32_t>(shard)));
-    return mix(z ^ c);
+    // The job's seed hashed with what makes a chunk's coding unique.
+    std::uint64_t z = mix64(b_.sign_seed ^ (static_cast<std::uint64_t>(comm_.comm_id) << 32 | seq_));
+    z = mix64(z ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(comm_.rank)) << 32 |
+                   static_cast<std::uint32_t>(shard)));
+    return mix64(z ^ c);
 }
 
 void BoundedOperation::finish_phase(int phase, Close how) {
