@@ -280,8 +280,9 @@ int engine_iallreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
 
 int engine_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
     // A process that never loaded CUDA, on a communicator where no rank had: host buffers only.
-    if (comm.device_capable || CudaDriver::loaded()) [[unlikely]]
-        return device_run(comm, sendbuf, recvbuf, count, from_mpi_call);
+    const CudaDriver *cuda = CudaDriver::loaded();
+    if (cuda || comm.device_capable) [[unlikely]]
+        return device_run(comm, cuda, sendbuf, recvbuf, count, from_mpi_call);
     return host_run(comm, sendbuf, recvbuf, count, from_mpi_call);
 }
 

@@ -158,8 +158,8 @@ void say_staged_anyway() {
 
 }  // namespace
 
-int device_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
-    const CudaDriver *cuda = CudaDriver::loaded();
+int device_run(CommState &comm, const CudaDriver *cuda, const void *sendbuf, void *recvbuf, std::size_t count,
+               bool from_mpi_call) {
     Call c{sendbuf, recvbuf, count * sizeof(float), {}, {}, sendbuf, recvbuf, {}};
     Vote mine = cuda ? classify(*cuda, c) : kEngine;
     const bool agreed = from_mpi_call && comm.device_capable;

@@ -21,9 +21,11 @@
 namespace optireduce {
 
 class CommState;
+class CudaDriver;
 
-// engine_run's body where this process has the CUDA driver loaded or the communicator is device
-// capable; `from_mpi_call` as for engine_run.
-int device_run(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call);
+// engine_run's body where this process has the CUDA driver loaded (`cuda`, else nullptr) or the
+// communicator is device capable; `from_mpi_call` as for engine_run.
+int device_run(CommState &comm, const CudaDriver *cuda, const void *sendbuf, void *recvbuf, std::size_t count,
+               bool from_mpi_call);
 
 }  // namespace optireduce
