@@ -3,6 +3,8 @@
 # Mutation check: does the test meant to cover a feature fail when the feature is broken?
 #
 # usage: scripts/mutation-check.sh [NAME...]
+#        scripts/mutation-check.sh --check   (only: does every patch still apply to the working
+#                                             tree? builds and runs nothing; test docs.mutations)
 #
 # Each test/mutations/NAME.patch is a one-line change to the tree (src/, wrappers/, a generated
 # page) that switches one feature off or breaks it the way a plausible regression would; its
@@ -29,6 +31,21 @@ ROOT=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 MUT_DIR=${MUTATION_DIR:-$ROOT/test/mutations}
 JOBS=${MUTATION_JOBS:-2}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# A patch goes stale when the lines it changes move on; the full check reports that only when it
+# is run (an hour), so the quick test catches it at the commit that makes it stale.
+if [ "${1:-}" = --check ]; then
+    stale=0
+    for p in "$MUT_DIR"/*.patch; do
+        if ! out=$(git -C "$ROOT" apply --check "$p" 2>&1); then
+            echo "STALE $(basename "$p"): $out" | head -3
+            stale=1
+        fi
+    done
+    [ $stale = 0 ] && echo "every patch in $MUT_DIR applies" ||
+        echo "remake each STALE patch: make its change again, then git diff > the patch (keep its # lines)"
+    exit $stale
+fi
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
