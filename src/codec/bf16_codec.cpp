@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "codec/bf16_codec.hpp"
 
+#include "codec/simd_kernels.hpp"
+
 #include <bit>
 #include <cstring>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace optireduce::bf16_codec {
 namespace {
@@ -36,7 +34,6 @@ void decode_scalar(const std::byte *in, std::size_t from, std::size_t n, float *
 }
 
 #if defined(__x86_64__)
-#define OPTIREDUCE_AVX2 __attribute__((target("avx2")))
 
 // The 32-bit lanes hold each entry's bf16 in their low half, as from_float() computes it.
 OPTIREDUCE_AVX2 inline __m256i bf16_lanes_avx2(__m256 x) {
@@ -71,15 +68,7 @@ OPTIREDUCE_AVX2 void decode_avx2(const std::byte *in, std::size_t n, float *out)
     decode_scalar(in, i, n, out);
 }
 
-// GCC 12's unmasked AVX-512 intrinsics pass _mm512_undefined_*() as the merge source, which its
-// own -W(maybe-)uninitialized then reports from inside the header (GCC PR105593): the merge
-// source of an all-ones mask is never read.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#define OPTIREDUCE_AVX512 __attribute__((target("avx512f")))
+OPTIREDUCE_AVX512_WARNINGS_OFF
 
 OPTIREDUCE_AVX512 void encode_avx512(const float *in, std::size_t n, std::byte *out) {
     std::size_t i = 0;
@@ -105,9 +94,7 @@ OPTIREDUCE_AVX512 void decode_avx512(const std::byte *in, std::size_t n, float *
     }
     decode_scalar(in, i, n, out);
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+OPTIREDUCE_AVX512_WARNINGS_ON
 #endif
 
 }  // namespace

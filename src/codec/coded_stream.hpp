@@ -20,11 +20,11 @@ struct CodedStream {
     const std::byte *data = nullptr;
     std::size_t entries = 0;    // the stream's length in entries
     std::size_t per_chunk = 0;  // entries per datagram (floats_per_datagram)
-    WireCodec codec = WireCodec::fp32;
+    Codec codec = Codec::fp32;
 
     // A float vector sent as is.
     static CodedStream floats(const float *p, std::size_t n, std::size_t per_chunk) {
-        return {reinterpret_cast<const std::byte *>(p), n, per_chunk, WireCodec::fp32};
+        return {reinterpret_cast<const std::byte *>(p), n, per_chunk, Codec::fp32};
     }
     std::size_t stride() const { return coded_bytes(codec, per_chunk); }
     // A stream of no chunk size (nothing published yet) has no chunks.
@@ -35,21 +35,11 @@ struct CodedStream {
         return {data + c * stride(), coded_bytes(codec, count(c))};
     }
     // The bytes a stream of n entries takes.
-    static std::size_t bytes_for(WireCodec codec, std::size_t n, std::size_t per_chunk) {
+    static std::size_t bytes_for(Codec codec, std::size_t n, std::size_t per_chunk) {
         if (n == 0 || per_chunk == 0) return 0;
         const std::size_t full = n / per_chunk, rest = n % per_chunk;
         return full * coded_bytes(codec, per_chunk) + (rest ? coded_bytes(codec, rest) : 0);
     }
 };
-
-// The codec OPTIREDUCE_CODEC (or a communicator's optireduce_codec hint) names.
-constexpr WireCodec wire_codec(Codec c) {
-    switch (c) {
-        case Codec::bf16: return WireCodec::bf16;
-        case Codec::int8: return WireCodec::int8;
-        case Codec::fp32: break;
-    }
-    return WireCodec::fp32;
-}
 
 }  // namespace optireduce

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "codec/estimators.hpp"
 
-#include <algorithm>
+#include "codec/simd_kernels.hpp"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include <algorithm>
 
 namespace optireduce {
 namespace {
@@ -44,8 +42,8 @@ void scale_scalar(const float *src, float scale, float *dst, std::size_t n) {
 #if defined(__x86_64__)
 // The vector paths keep the partial sum of 8 (16) lanes in a register across all peers: the same
 // additions in the same order as the scalar path, per element.
-__attribute__((target("avx2"))) void partial_sum_avx2(const float *own, std::span<const float *const> peers,
-                                                      float scale, float *dst, std::size_t n) {
+OPTIREDUCE_AVX2 void partial_sum_avx2(const float *own, std::span<const float *const> peers, float scale, float *dst,
+                                      std::size_t n) {
     const __m256 s = _mm256_set1_ps(scale);
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -56,15 +54,15 @@ __attribute__((target("avx2"))) void partial_sum_avx2(const float *own, std::spa
     partial_sum_tail(own, peers, scale, dst, i, n);
 }
 
-__attribute__((target("avx2"))) void scale_avx2(const float *src, float scale, float *dst, std::size_t n) {
+OPTIREDUCE_AVX2 void scale_avx2(const float *src, float scale, float *dst, std::size_t n) {
     const __m256 s = _mm256_set1_ps(scale);
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_mul_ps(_mm256_loadu_ps(src + i), s));
     for (; i < n; ++i) dst[i] = src[i] * scale;
 }
 
-__attribute__((target("avx512f"))) void partial_sum_avx512(const float *own, std::span<const float *const> peers,
-                                                           float scale, float *dst, std::size_t n) {
+OPTIREDUCE_AVX512 void partial_sum_avx512(const float *own, std::span<const float *const> peers, float scale,
+                                          float *dst, std::size_t n) {
     const __m512 s = _mm512_set1_ps(scale);
     std::size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -75,7 +73,7 @@ __attribute__((target("avx512f"))) void partial_sum_avx512(const float *own, std
     partial_sum_tail(own, peers, scale, dst, i, n);
 }
 
-__attribute__((target("avx512f"))) void scale_avx512(const float *src, float scale, float *dst, std::size_t n) {
+OPTIREDUCE_AVX512 void scale_avx512(const float *src, float scale, float *dst, std::size_t n) {
     const __m512 s = _mm512_set1_ps(scale);
     std::size_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_loadu_ps(src + i), s));

@@ -2,14 +2,11 @@
 #include "codec/hadamard.hpp"
 
 #include "codec/mix64.hpp"
+#include "codec/simd_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace optireduce::hadamard {
 namespace {
@@ -55,7 +52,6 @@ void signed_copy_scalar(float *dst, const float *src, std::size_t n, const SignK
 
 #if defined(__x86_64__)
 // ---- AVX2: 8 floats per register ----
-#define OPTIREDUCE_AVX2 __attribute__((target("avx2")))
 
 OPTIREDUCE_AVX2 inline __m256 bfly_in_register(__m256 v, __m256 partner, int mask_sel) {
     const __m256 sum = _mm256_add_ps(v, partner), diff = _mm256_sub_ps(partner, v);
@@ -131,7 +127,6 @@ OPTIREDUCE_AVX2 void signed_copy_avx2(float *dst, const float *src, std::size_t 
 }
 
 // ---- AVX-512: 16 floats per register ----
-#define OPTIREDUCE_AVX512 __attribute__((target("avx512f")))
 
 OPTIREDUCE_AVX512 inline __m512 bfly512(__m512 v, __m512 partner, __mmask16 upper) {
     return _mm512_mask_blend_ps(upper, _mm512_add_ps(v, partner), _mm512_sub_ps(partner, v));

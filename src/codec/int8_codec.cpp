@@ -2,15 +2,12 @@
 #include "codec/int8_codec.hpp"
 
 #include "codec/mix64.hpp"
+#include "codec/simd_kernels.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace optireduce::int8_codec {
 namespace {
@@ -97,7 +94,6 @@ void decode_scalar(const std::byte *levels, std::size_t from, std::size_t n, flo
 
 #if defined(__x86_64__)
 // ---- AVX2: 8 entries per register ----
-#define OPTIREDUCE_AVX2 __attribute__((target("avx2")))
 
 OPTIREDUCE_AVX2 inline __m256 abs_avx2(__m256 x) {
     return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(kAbs))));
@@ -179,16 +175,8 @@ OPTIREDUCE_AVX2 void decode_avx2(const std::byte *levels, std::size_t n, float s
     decode_scalar(levels, i, n, scale, out);
 }
 
-// GCC 12's unmasked AVX-512 intrinsics pass _mm512_undefined_*() as the merge source, which its
-// own -W(maybe-)uninitialized then reports from inside the header (GCC PR105593): the merge
-// source of an all-ones mask is never read.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+OPTIREDUCE_AVX512_WARNINGS_OFF
 // ---- AVX-512: 16 entries per register ----
-#define OPTIREDUCE_AVX512 __attribute__((target("avx512f")))
 
 // |x| where finite, else 0 (integer and: AVX-512F has no float and).
 OPTIREDUCE_AVX512 inline __m512 finite_abs_avx512(__m512 x) {
@@ -258,9 +246,7 @@ OPTIREDUCE_AVX512 void decode_avx512(const std::byte *levels, std::size_t n, flo
     }
     decode_scalar(levels, i, n, scale, out);
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+OPTIREDUCE_AVX512_WARNINGS_ON
 #endif
 
 float max_abs(const float *in, std::size_t n, Isa isa) {

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "codec/lines.hpp"
 
+#include "codec/simd_kernels.hpp"
+
 #include <cstdint>
 #include <cstring>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace optireduce {
 namespace {
@@ -20,8 +18,8 @@ bool aligned_lines(const float *dst, std::size_t ds) {
     return reinterpret_cast<std::uintptr_t>(dst) % 64 == 0 && ds % kLineFloats == 0;
 }
 
-__attribute__((target("avx2"))) void copy_lines_avx2(const float *src, std::size_t ss, float *dst, std::size_t ds,
-                                                     std::size_t lines, bool stream) {
+OPTIREDUCE_AVX2 void copy_lines_avx2(const float *src, std::size_t ss, float *dst, std::size_t ds, std::size_t lines,
+                                     bool stream) {
     if (stream) {
         for (std::size_t l = 0; l < lines; ++l) {
             const float *s = src + l * ss;
@@ -39,8 +37,8 @@ __attribute__((target("avx2"))) void copy_lines_avx2(const float *src, std::size
     }
 }
 
-__attribute__((target("avx512f"))) void copy_lines_avx512(const float *src, std::size_t ss, float *dst, std::size_t ds,
-                                                          std::size_t lines, bool stream) {
+OPTIREDUCE_AVX512 void copy_lines_avx512(const float *src, std::size_t ss, float *dst, std::size_t ds,
+                                         std::size_t lines, bool stream) {
     if (stream) {
         for (std::size_t l = 0; l < lines; ++l) _mm512_stream_ps(dst + l * ds, _mm512_loadu_ps(src + l * ss));
         return;

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "codec/reduce.hpp"
 
-#include <algorithm>
+#include "codec/simd_kernels.hpp"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include <algorithm>
 
 namespace optireduce {
 namespace {
@@ -23,7 +21,7 @@ void sum_scalar(std::span<const float *const> srcs, float *dst, std::size_t from
 // path's order), and dst is written once: one read of every source and one write, where adding
 // source by source into dst re-reads and re-writes dst once per source. Four registers at a time
 // so the adds of independent lanes overlap (an add's latency is four of its throughput slots).
-__attribute__((target("avx2"))) void sum_avx2(std::span<const float *const> srcs, float *dst, std::size_t n) {
+OPTIREDUCE_AVX2 void sum_avx2(std::span<const float *const> srcs, float *dst, std::size_t n) {
     std::size_t i = 0;
     for (; i + 32 <= n; i += 32) {
         __m256 a0 = _mm256_loadu_ps(srcs[0] + i), a1 = _mm256_loadu_ps(srcs[0] + i + 8);
@@ -48,7 +46,7 @@ __attribute__((target("avx2"))) void sum_avx2(std::span<const float *const> srcs
     sum_scalar(srcs, dst, i, n);
 }
 
-__attribute__((target("avx512f"))) void sum_avx512(std::span<const float *const> srcs, float *dst, std::size_t n) {
+OPTIREDUCE_AVX512 void sum_avx512(std::span<const float *const> srcs, float *dst, std::size_t n) {
     std::size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512 a0 = _mm512_loadu_ps(srcs[0] + i), a1 = _mm512_loadu_ps(srcs[0] + i + 16);

@@ -6,33 +6,28 @@
 #pragma once
 
 #include "codec/simd.hpp"
+#include "config/config.hpp"  // Codec: the knob's enum is the wire's
 
 #include <cstddef>
 #include <cstdint>
 
 namespace optireduce {
 
-enum class WireCodec : std::uint8_t { fp32 = 0, bf16 = 1, int8 = 2 };
-
-// "fp32", "bf16", "int8".
-const char *to_string(WireCodec c);
-
 // Bytes a chunk of n entries takes in a payload: fp32 4n; bf16 2n; int8 4 + n (a float32 scale,
 // little-endian, then n int8 levels).
-std::size_t coded_bytes(WireCodec c, std::size_t n);
+std::size_t coded_bytes(Codec c, std::size_t n);
 
 // The most entries a payload of `payload_bytes` carries: bounded mode's entries per datagram.
 // Not rounded to whole 16-float lines: chunks need not align with them (fp32's were never).
-std::size_t entries_per_payload(WireCodec c, std::size_t payload_bytes);
+std::size_t entries_per_payload(Codec c, std::size_t payload_bytes);
 
 // coded_bytes(c, n) bytes at `out` from n floats at `in`. `seed` feeds int8's stochastic
 // rounding (give every chunk its own) and is ignored by the others.
-void encode_chunk(WireCodec c, const float *in, std::size_t n, std::byte *out, std::uint64_t seed,
-                  Isa isa = best_isa());
+void encode_chunk(Codec c, const float *in, std::size_t n, std::byte *out, std::uint64_t seed, Isa isa = best_isa());
 
 // n floats at `out` from the coded_bytes(c, n) bytes at `in`, which may be anything (they come
 // off the network): never reads beyond them, and an int8 chunk always decodes to finite floats
 // (a non-finite or negative scale to zeros).
-void decode_chunk(WireCodec c, const std::byte *in, std::size_t n, float *out, Isa isa = best_isa());
+void decode_chunk(Codec c, const std::byte *in, std::size_t n, float *out, Isa isa = best_isa());
 
 }  // namespace optireduce

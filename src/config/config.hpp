@@ -25,7 +25,8 @@ enum class UdpOffload { automatic, gso, gro, off };
 // OPTIREDUCE_DEVICE: what the engine does with a call whose buffers are in GPU memory.
 enum class DeviceMemory { stage, passthrough };
 // OPTIREDUCE_CODEC: how bounded mode's datagrams carry their entries (codec/wire_codec.hpp).
-enum class Codec { fp32, bf16, int8 };
+// Its values are also the codec bits of a datagram's header (wire::codec_flags): never renumber.
+enum class Codec : std::uint8_t { fp32 = 0, bf16 = 1, int8 = 2 };
 
 struct Config;
 // Where a knob's value goes: the Config field its table row stores into. The field also names the

@@ -60,7 +60,7 @@ struct Rank {
         return p;
     }
 
-    void open_op(DgramRouter &router, std::size_t n, std::size_t F, WireCodec codec) {
+    void open_op(DgramRouter &router, std::size_t n, std::size_t F, Codec codec) {
         const auto N = static_cast<std::size_t>(size), me = static_cast<std::size_t>(rank);
         op = OpReceive{};
         op.seq = next_seq++;
@@ -225,7 +225,7 @@ void run(const std::uint8_t *data, std::size_t size) {
             }
             case 1:
                 if (!r.open && r.added)
-                    r.open_op(router, n, F, static_cast<WireCodec>(in.ConsumeIntegralInRange<int>(0, 2)));
+                    r.open_op(router, n, F, static_cast<Codec>(in.ConsumeIntegralInRange<int>(0, 2)));
                 break;
             case 2: r.close_op(router); break;
             case 3:
@@ -253,7 +253,7 @@ void run(const std::uint8_t *data, std::size_t size) {
                 router.repair().take(repairs);
                 for (const RepairJob &j : repairs) {
                     // At most one chunk of 16 entries, under the widest codec (fp32).
-                    if (j.payload.empty() || j.payload.size() > coded_bytes(WireCodec::fp32, 16))
+                    if (j.payload.empty() || j.payload.size() > coded_bytes(Codec::fp32, 16))
                         fail("a repair answer is not one chunk");
                     const wire::Decoded dec = wire::decode([&] {
                         std::vector<std::byte> d(j.header.begin(), j.header.end());

@@ -17,31 +17,31 @@
 namespace optireduce {
 namespace {
 
-constexpr WireCodec kCodecs[] = {WireCodec::fp32, WireCodec::bf16, WireCodec::int8};
+constexpr Codec kCodecs[] = {Codec::fp32, Codec::bf16, Codec::int8};
 
-TEST(WireCodec, Names) {
-    EXPECT_EQ(std::string(to_string(WireCodec::fp32)), "fp32");
-    EXPECT_EQ(std::string(to_string(WireCodec::bf16)), "bf16");
-    EXPECT_EQ(std::string(to_string(WireCodec::int8)), "int8");
+TEST(Codec, Names) {
+    EXPECT_EQ(std::string(to_string(Codec::fp32)), "fp32");
+    EXPECT_EQ(std::string(to_string(Codec::bf16)), "bf16");
+    EXPECT_EQ(std::string(to_string(Codec::int8)), "int8");
 }
 
-TEST(WireCodec, CodedBytes) {
-    EXPECT_EQ(coded_bytes(WireCodec::fp32, 0), 0u);
-    EXPECT_EQ(coded_bytes(WireCodec::fp32, 2240), 8960u);
-    EXPECT_EQ(coded_bytes(WireCodec::bf16, 4480), 8960u);
-    EXPECT_EQ(coded_bytes(WireCodec::int8, 0), 4u);
-    EXPECT_EQ(coded_bytes(WireCodec::int8, 8944), 8948u);
+TEST(Codec, CodedBytes) {
+    EXPECT_EQ(coded_bytes(Codec::fp32, 0), 0u);
+    EXPECT_EQ(coded_bytes(Codec::fp32, 2240), 8960u);
+    EXPECT_EQ(coded_bytes(Codec::bf16, 4480), 8960u);
+    EXPECT_EQ(coded_bytes(Codec::int8, 0), 4u);
+    EXPECT_EQ(coded_bytes(Codec::int8, 8944), 8948u);
 }
 
-TEST(WireCodec, EntriesPerPayloadAreTheMostThatFit) {
-    EXPECT_EQ(entries_per_payload(WireCodec::fp32, 8960), 2240u);
-    EXPECT_EQ(entries_per_payload(WireCodec::bf16, 8960), 4480u);
-    EXPECT_EQ(entries_per_payload(WireCodec::int8, 8960), 8956u);
-    EXPECT_EQ(entries_per_payload(WireCodec::fp32, 8932), 2233u);  // a 9000-byte MTU's payload
-    EXPECT_EQ(entries_per_payload(WireCodec::int8, 4), 0u);
-    EXPECT_EQ(entries_per_payload(WireCodec::int8, 5), 1u);
-    EXPECT_EQ(entries_per_payload(WireCodec::int8, 3), 0u);
-    for (const WireCodec c : kCodecs)
+TEST(Codec, EntriesPerPayloadAreTheMostThatFit) {
+    EXPECT_EQ(entries_per_payload(Codec::fp32, 8960), 2240u);
+    EXPECT_EQ(entries_per_payload(Codec::bf16, 8960), 4480u);
+    EXPECT_EQ(entries_per_payload(Codec::int8, 8960), 8956u);
+    EXPECT_EQ(entries_per_payload(Codec::fp32, 8932), 2233u);  // a 9000-byte MTU's payload
+    EXPECT_EQ(entries_per_payload(Codec::int8, 4), 0u);
+    EXPECT_EQ(entries_per_payload(Codec::int8, 5), 1u);
+    EXPECT_EQ(entries_per_payload(Codec::int8, 3), 0u);
+    for (const Codec c : kCodecs)
         for (std::size_t p = 0; p < 3000; ++p) {
             const std::size_t n = entries_per_payload(c, p);
             if (n > 0) {
@@ -51,32 +51,32 @@ TEST(WireCodec, EntriesPerPayloadAreTheMostThatFit) {
         }
 }
 
-TEST(WireCodec, ChunksGoThroughEachCodecsFunctions) {
+TEST(Codec, ChunksGoThroughEachCodecsFunctions) {
     const auto x = test::random_vector(1000, 2);
     std::vector<std::byte> got(4 * x.size()), want(4 * x.size());
     std::vector<float> y(x.size()), want_y(x.size());
-    encode_chunk(WireCodec::fp32, x.data(), x.size(), got.data(), 5);
+    encode_chunk(Codec::fp32, x.data(), x.size(), got.data(), 5);
     EXPECT_EQ(std::memcmp(got.data(), x.data(), 4 * x.size()), 0);
-    decode_chunk(WireCodec::fp32, got.data(), x.size(), y.data());
+    decode_chunk(Codec::fp32, got.data(), x.size(), y.data());
     EXPECT_EQ(y, x);
 
-    encode_chunk(WireCodec::bf16, x.data(), x.size(), got.data(), 5);
+    encode_chunk(Codec::bf16, x.data(), x.size(), got.data(), 5);
     bf16_codec::encode(x.data(), x.size(), want.data());
-    EXPECT_EQ(std::memcmp(got.data(), want.data(), coded_bytes(WireCodec::bf16, x.size())), 0);
-    decode_chunk(WireCodec::bf16, got.data(), x.size(), y.data());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), coded_bytes(Codec::bf16, x.size())), 0);
+    decode_chunk(Codec::bf16, got.data(), x.size(), y.data());
     bf16_codec::decode(want.data(), x.size(), want_y.data());
     EXPECT_EQ(y, want_y);
 
-    encode_chunk(WireCodec::int8, x.data(), x.size(), got.data(), 5);
+    encode_chunk(Codec::int8, x.data(), x.size(), got.data(), 5);
     int8_codec::encode(x.data(), x.size(), want.data(), 5);
-    EXPECT_EQ(std::memcmp(got.data(), want.data(), coded_bytes(WireCodec::int8, x.size())), 0);
-    decode_chunk(WireCodec::int8, got.data(), x.size(), y.data());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), coded_bytes(Codec::int8, x.size())), 0);
+    decode_chunk(Codec::int8, got.data(), x.size(), y.data());
     int8_codec::decode(want.data(), x.size(), want_y.data());
     EXPECT_EQ(y, want_y);
 }
 
-TEST(WireCodec, EveryCodecStaysWithinItsCodedBytes) {
-    for (const WireCodec c : kCodecs)
+TEST(Codec, EveryCodecStaysWithinItsCodedBytes) {
+    for (const Codec c : kCodecs)
         for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{17}, std::size_t{2240}}) {
             const auto x = test::random_vector(n, 4);
             test::GuardedBytes in(4 * n), coded(coded_bytes(c, n)), out(4 * n);

@@ -24,7 +24,7 @@ std::byte *writable(const CodedStream &s, std::uint32_t c) { return const_cast<s
 }  // namespace
 
 std::size_t BoundedOperation::coded_staging_bytes(const BlockLayout &layout, const CommState::Bounded &b) {
-    if (b.codec == WireCodec::fp32) return 0;
+    if (b.codec == Codec::fp32) return 0;
     std::size_t bytes = 0;
     for (int s = 0; s < layout.parts; ++s)
         bytes += CodedStream::bytes_for(b.codec, layout.shard(s).count, b.floats_per_datagram);
@@ -61,7 +61,7 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
     for (int s = 0; s < N; ++s) {
         const Range r = layout_.shard(s);
         const float *floats = (s == me ? result_ : wire_) + r.offset;
-        streams_[static_cast<std::size_t>(s)] = b_.codec == WireCodec::fp32
+        streams_[static_cast<std::size_t>(s)] = b_.codec == Codec::fp32
                                                     ? CodedStream::floats(floats, r.count, F)
                                                     : CodedStream{coded_ + at, r.count, F, b_.codec};
         at += CodedStream::bytes_for(b_.codec, r.count, F);
@@ -147,7 +147,7 @@ void BoundedOperation::open() {
     router_.open_op(b_.key, &rx_);
     // The transform is local work before our phase 1 starts: not time the deadline counts.
     if (layout_.transform) encode(layout_, in_, transformed_, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
-    if (b_.codec != WireCodec::fp32) code_contribution();
+    if (b_.codec != Codec::fp32) code_contribution();
     // Receivers that miss chunks of our contribution may ask for them again from here on.
     router_.offer_scatter(rx_, ScatterSource{true, streams_, phase_header(0)});
     PhaseClock &clock = clock_[0];
@@ -254,7 +254,7 @@ void BoundedOperation::code_contribution() {
 }
 
 void BoundedOperation::shard_chunk_ready(StreamSender &gather, std::uint32_t c) {
-    if (b_.codec != WireCodec::fp32) {
+    if (b_.codec != Codec::fp32) {
         const CodedStream &ours = streams_[static_cast<std::size_t>(comm_.rank)];
         float *x = result_ + own_.offset + segment_of(own_.count, b_.floats_per_datagram, c).offset;
         std::byte *coded = writable(ours, c);

@@ -37,7 +37,7 @@ namespace optireduce {
 struct OpReceive {
     std::uint32_t seq = 0;
     std::size_t floats_per_datagram = 0;
-    WireCodec codec = WireCodec::fp32;  // of every reduce-scatter and all-gather payload
+    Codec codec = Codec::fp32;  // of every reduce-scatter and all-gather payload
     // Per phase (index 0: reduce-scatter, 1: all-gather) and sender: where its stream lands and
     // how long it is (floats).
     std::vector<float *> dest[2];

@@ -154,7 +154,7 @@ void apply_comm_hints(CommState &st) {
     st.bounded->deadlines.set_settings(s);
     st.bounded->max_loss = hints.max_loss().value_or(cfg.max_loss);
     CommState::Bounded &b = *st.bounded;
-    b.codec = wire_codec(hints.codec().value_or(cfg.codec));
+    b.codec = hints.codec().value_or(cfg.codec);
     b.floats_per_datagram = entries_per_payload(b.codec, b.payload_bytes);
 }
 

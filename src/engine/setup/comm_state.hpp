@@ -63,7 +63,7 @@ public:
         std::vector<fi_addr_t> peers;         // datagram addresses, by communicator rank
         std::vector<int> world_ranks;         // of each member, for per-peer lateness
         std::size_t payload_bytes = 0;        // agreed: the smallest max datagram of all members, less the header
-        WireCodec codec = WireCodec::fp32;    // OPTIREDUCE_CODEC or the optireduce_codec hint (agreed)
+        Codec codec = Codec::fp32;            // OPTIREDUCE_CODEC or the optireduce_codec hint (agreed)
         std::size_t floats_per_datagram = 0;  // entries per datagram: what payload_bytes holds under codec
         DeadlineController deadlines{DeadlineSettings{}};
         StragglerBound stragglers;

@@ -38,7 +38,7 @@ struct CodecRow {
 
 // GB/s count the bytes of the float side (4 per entry), whichever way the data goes.
 struct WireRow {
-    WireCodec codec;
+    Codec codec;
     Isa isa;
     std::size_t payload, chunk;
     double enc_gbps, dec_gbps, hot_enc_gbps, hot_dec_gbps;

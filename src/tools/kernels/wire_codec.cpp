@@ -13,11 +13,11 @@ namespace {
 
 // A datagram's payload on a 1500-byte and on a 9000-byte MTU path.
 constexpr std::size_t kPayloads[] = {1472, 8960};
-constexpr WireCodec kCodecs[] = {WireCodec::int8, WireCodec::bf16};
+constexpr Codec kCodecs[] = {Codec::int8, Codec::bf16};
 
 // n entries cut into chunks of `chunk`, chunk c coded at byte c * slot.
 struct Chunks {
-    WireCodec codec;
+    Codec codec;
     std::size_t n, chunk, slot;
     std::size_t count() const { return (n + chunk - 1) / chunk; }
     std::size_t len(std::size_t c) const { return std::min(chunk, n - c * chunk); }
@@ -44,7 +44,7 @@ void check_errors(const char *what, const Chunks &k, const float *in, const floa
         float m = 0;
         for (std::size_t i = 0; i < k.len(c); ++i) m = std::max(m, std::fabs(x[i]));
         for (std::size_t i = 0; i < k.len(c); ++i) {
-            const float bound = k.codec == WireCodec::int8 ? m / 127.0f * 1.0001f : std::ldexp(std::fabs(x[i]), -8);
+            const float bound = k.codec == Codec::int8 ? m / 127.0f * 1.0001f : std::ldexp(std::fabs(x[i]), -8);
             if (!(std::fabs(y[i] - x[i]) <= bound))
                 fail("%s: entry %zu decodes to %.9g from %.9g, beyond %.3g", what, c * k.chunk + i, y[i], x[i], bound);
         }
@@ -100,7 +100,7 @@ void check(const char *what, const Chunks &k, Vectors &v, Isa isa) {
     }
 }
 
-void measure_one(const Settings &s, Results &r, WireCodec codec, std::size_t payload, const Buffer &src) {
+void measure_one(const Settings &s, Results &r, Codec codec, std::size_t payload, const Buffer &src) {
     const std::size_t chunk = entries_per_payload(codec, payload), slot = coded_bytes(codec, chunk);
     const Chunks k{codec, s.vec_floats, chunk, slot};
     // In L2: whole chunks filling about half of it with the input and output vectors.
@@ -124,7 +124,7 @@ void measure_one(const Settings &s, Results &r, WireCodec codec, std::size_t pay
 void measure_wire(const Settings &s, Results &r) {
     Buffer src(s.vec_floats);
     fill_random(src, 30);
-    for (const WireCodec codec : kCodecs)
+    for (const Codec codec : kCodecs)
         for (const std::size_t payload : kPayloads) measure_one(s, r, codec, payload, src);
 }
 
