@@ -309,7 +309,31 @@ def readme_block(runs, setup, command, rows):
         tr = " / ".join(fmt(ratio(b[0], row[o][0]), "%.2f") for o, _ in OTHERS)
         cr = " / ".join(fmt(ratio(b[1], row[o][1]), "%.2f") for o, _ in OTHERS)
         lines.append("| %s | %s | %s | %s | %s |" % (SHORT[row["cond"]], times, tr, cpus, cr))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + codec_lines(runs)) + "\n"
+
+
+def codec_lines(runs):
+    """The int8 codec's row per condition, when the run has it: its peers are Gloo and Gloo
+    with fp16 gradients (the other scheme that sends fewer bytes)."""
+    if not any("bounded-int8" in runs.get(c, {}) for c in CONDITIONS):
+        return []
+    lines = ["", "The same run with the int8 wire codec (`OPTIREDUCE_CODEC=int8`), against Gloo and "
+             "Gloo with fp16 gradients:", "",
+             "| condition | time to target, s: int8 / Gloo / Gloo fp16 | time ratio: vs Gloo / vs "
+             "Gloo fp16 | steps: int8 / Gloo | rank CPU, s/step: int8 / Gloo | CPU ratio vs Gloo |",
+             "|---|---|---|---|---|---|"]
+    for cond in CONDITIONS:
+        q = stats_of(runs, cond, "bounded-int8")
+        if not q:
+            continue
+        g, h = stats_of(runs, cond, "gloo") or {}, stats_of(runs, cond, "gloo-fp16") or {}
+        times = " / ".join(fmt(x.get("ttt_mean"), "%.1f") for x in (q, g, h))
+        tr = " / ".join(fmt(ratio(q["ttt_mean"], x.get("ttt_mean")), "%.2f") for x in (g, h))
+        steps = " / ".join(fmt(x.get("iters_to_target"), "%.0f") for x in (q, g))
+        cpus = " / ".join(fmt(x.get("cpu"), "%.3f") for x in (q, g))
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (SHORT[cond], times, tr, steps, cpus,
+                                                         fmt(ratio(q.get("cpu"), g.get("cpu")), "%.2f")))
+    return lines
 
 
 def first_run(runs):
