@@ -21,10 +21,15 @@
 # round the entries, so NMSE then counts the codec's error with the loss's). The codec is named
 # in the output and in a "# codec C" first line of the results file, which plot-accuracy.py
 # skips; without --codec the library's default (fp32) runs and the output is as before.
+# --codecs LIST (e.g. fp32,bf16,int8) runs only the codecs' comparison: on the clean network,
+# for each codec in turn, 40 operations of 4 MiB with the library's default deadlines, then 40
+# with the deadline pinned at 10 s (nothing lost: the codec's own error), and writes
+# OUTDIR/codecs.txt, one line per job: "<codec> <default|pinned> measure <floats> <ops>
+# <P50 ms> <NMSE> <worst error / RMS> <error estimate> <entries lost>". About a minute.
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
-usage="usage: bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N] [--codec fp32|bf16|int8]"
-out='' build=$here/../build build_given=0 pairs=0 codec=''
+usage="usage: bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N] [--codec fp32|bf16|int8] [--codecs C,C...]"
+out='' build=$here/../build build_given=0 pairs=0 codec='' codecs=''
 while (($#)); do
   case $1 in
     --pairs)
@@ -33,6 +38,10 @@ while (($#)); do
     --codec)
       [[ ${2:-} =~ ^(fp32|bf16|int8)$ ]] || { echo "--codec takes fp32, bf16 or int8" >&2; exit 2; }
       codec=$2; shift 2 ;;
+    --codecs)
+      [[ ${2:-} =~ ^(fp32|bf16|int8)(,(fp32|bf16|int8))*$ ]] ||
+        { echo "--codecs takes a comma-separated list of fp32, bf16 and int8 (got '${2:-}')" >&2; exit 2; }
+      codecs=$2; shift 2 ;;
     -h|--help) echo "$usage"; exit 0 ;;
     -*) echo "$usage" >&2; exit 2 ;;
     *)
@@ -61,7 +70,6 @@ result=$out/accuracy.txt
 new_result() {
   if [[ -n $codec_note ]]; then echo "# codec $codec_note (OPTIREDUCE_CODEC)" >"$1"; else : >"$1"; fi
 }
-new_result "$result"
 if [[ -n $codec_note ]]; then echo "codec: $codec_note (OPTIREDUCE_CODEC)"; fi
 
 launch() {  # log hadamard sizes ops [VAR=VALUE...]: one job of the measure case on the cloud
@@ -82,6 +90,24 @@ run() {  # experiment setting hadamard sizes ops [VAR=VALUE...]
   grep '^measure' "$log" | sed "s/^/$exp $setting-$ht /" | tee -a "$result"
 }
 
+if [[ -n $codecs ]]; then
+  result=$out/codecs.txt
+  : >"$result"
+  IFS=, read -ra list <<<"$codecs"
+  for c in "${list[@]}"; do
+    for deadline in default pinned; do
+      pin=()
+      [[ $deadline == default ]] || pin=(OPTIREDUCE_TIMEOUT_MS=10000)
+      log=$out/codec-$c-$deadline.txt
+      # codec_env is empty or names --codec; this codec comes after it and wins.
+      launch "$log" on 1048576 40 "${pin[@]}" OPTIREDUCE_CODEC="$c"
+      echo "$c $deadline $(grep '^measure' "$log")" | tee -a "$result"
+    done
+  done
+  echo "results: $result"
+  exit 0
+fi
+
 if ((pairs > 0)); then
   result=$out/cost-4MiB-pairs.txt
   new_result "$result"
@@ -101,6 +127,7 @@ fi
 # The datagram channel moves about a quarter of the link (docs/notes/2026-12-02-bounded-mode-udp-provider.md), so a
 # 64 MiB phase takes longer than the default 1 s deadline cap: the cost runs raise the cap so
 # every operation completes and the two settings are timed doing the same work.
+new_result "$result"
 for pass in 1 2 3 4; do
   for ht in on off; do
     run cost "clean$pass" $ht 262144,1048576 12 OPTIREDUCE_TIMEOUT_MAX_MS=30000

@@ -6,7 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 usage: OSU_HOME=/path/to/osu-micro-benchmarks scripts/osu-compare.sh [--cloud] [--defaults]
-         [--codec fp32|bf16|int8] [--no-validate] [osu_allreduce options]
+         [--codec C[,C...]] [--no-validate] [osu_allreduce options]
 
 Runs osu_allreduce on 4 local ranks three times and prints each table, then the average
 latencies side by side:
@@ -27,7 +27,9 @@ default to MPI_CHAR, which the engine never takes; earlier versions always use M
                  and 3, in bounded mode instead of exact (MIN_BYTES=0 still; with --defaults
                  the mode is left to the library and the caller): a codec only acts on bounded
                  mode's datagrams. bf16 and int8 round the data, so OSU's exact check in run 3
-                 is expected to fail: add --no-validate
+                 is expected to fail: add --no-validate. A list (--codec fp32,bf16,int8) runs
+                 native once, then the library once per codec, and the last table has a column
+                 and a ratio per codec, all measured in one run (needs --no-validate)
   --no-validate  skip run 3
 
 OSU_HOME is an OSU micro-benchmarks install prefix or build tree; osu_allreduce is looked up in
@@ -55,7 +57,8 @@ while (($#)); do
     --defaults) defaults=1; shift ;;
     --no-validate) validate=0; shift ;;
     --codec)
-      [[ ${2:-} =~ ^(fp32|bf16|int8)$ ]] || die "--codec takes fp32, bf16 or int8"
+      [[ ${2:-} =~ ^(fp32|bf16|int8)(,(fp32|bf16|int8))*$ ]] ||
+        die "--codec takes fp32, bf16 or int8, or a comma-separated list of them (got '${2:-}')"
       codec=$2
       shift 2
       ;;
@@ -68,6 +71,10 @@ for arg in "$@"; do
     --cloud | --defaults | --no-validate | --codec) die "$arg must come before the osu_allreduce options" ;;
   esac
 done
+
+IFS=, read -ra codecs <<<"$codec"
+((${#codecs[@]} < 2 || !validate)) ||
+  die "--codec $codec runs OSU's exact check on rounded data: add --no-validate (a list never validates)"
 
 here=$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")
 [[ -n ${OSU_HOME:-} ]] || { usage >&2; die "OSU_HOME is not set"; }
@@ -168,7 +175,6 @@ else
   settings="OPTIREDUCE_MODE=$mode OPTIREDUCE_MIN_BYTES=0"
   [[ -z $codec ]] || settings+=" OPTIREDUCE_CODEC=$codec"
 fi
-[[ -z $codec ]] || export OPTIREDUCE_CODEC="$codec"
 others=""
 while IFS= read -r name; do
   case "$name" in
@@ -179,42 +185,62 @@ while IFS= read -r name; do
   others+=" $name=${!name}"
 done < <(compgen -e | grep '^OPTIREDUCE_' || true)
 [[ -z $others ]] || settings+=", from the environment:$others"
-total=$((validate ? 3 : 2))
+# One library run per codec (one run, "optireduce", without --codec).
+lib_runs=("${codecs[@]}")
+((${#lib_runs[@]})) || lib_runs=("")
+total=$((1 + ${#lib_runs[@]} + validate))
 
 echo "osu-compare.sh: $osu ($version), $where, ${osu_args[*]} $*; optireduce: $settings"
 run native "1/$total native: $(basename -- "$launcher") without optireduce" \
   "${start_native[@]}" "$osu" "${osu_args[@]}" "$@"
-run optireduce "2/$total optireduce: $settings" \
-  "${start_lib[@]}" "$osu" "${osu_args[@]}" "$@"
+files=("$out/native")
+k=1
+for c in "${lib_runs[@]}"; do
+  k=$((k + 1))
+  [[ -z $c ]] || export OPTIREDUCE_CODEC="$c"
+  run "optireduce$c" "$k/$total optireduce: ${settings/OPTIREDUCE_CODEC=$codec/OPTIREDUCE_CODEC=$c}" \
+    "${start_lib[@]}" "$osu" "${osu_args[@]}" "$@"
+  files+=("$out/optireduce$c")
+done
 if ((validate)); then
-  run validated "3/3 optireduce with OSU validation (-c)" \
+  run validated "$total/$total optireduce with OSU validation (-c)" \
     "${start_lib[@]}" "$osu" "${osu_args[@]}" -c "$@"
 else
   : >"$out/validated"
 fi
+files+=("$out/validated")
 
 # OSU rows: size in column 1, average latency in column 2, "Pass"/"Fail" last with -c; comment
-# and error lines do not start with a number.
-printf '\n=== Average latency (us), column 2 of each table; Ratio = optireduce / native%s\n' \
-  "${codec:+ (optireduce with codec $codec)}"
-awk -v validate="$validate" '
-  FNR == 1 { file = (FILENAME == ARGV[1]) ? 1 : (FILENAME == ARGV[2]) ? 2 : 3 }
+# and error lines do not start with a number. Files: native, one per library run, validated.
+if ((${#codecs[@]} > 1)); then
+  heading="; one column and Ratio per codec: optireduce with it / native"
+else
+  heading="; Ratio = optireduce / native${codec:+ (optireduce with codec $codec)}"
+fi
+printf '\n=== Average latency (us), column 2 of each table%s\n' "$heading"
+names=${codec:-optireduce}
+awk -v validate="$validate" -v runs="${#lib_runs[@]}" -v names="$names" '
+  FNR == 1 { for (f = 1; f < ARGC; f++) if (FILENAME == ARGV[f]) file = f }  # an empty file has no FNR 1
   $1 !~ /^[0-9]+$/ { next }
-  file == 1 { native[$1] = $2; order[++n] = $1 }
-  file == 2 { opt[$1] = $2 }
-  file == 3 { valid[$1] = $NF }
+  file == 1 { native[$1] = $2; order[++n] = $1; next }
+  file <= 1 + runs { lat[file - 1, $1] = $2; next }
+  { valid[$1] = $NF }
   END {
-    printf "%-10s%16s%16s%10s", "# Size", "native", "optireduce", "Ratio"
+    split(names, name, ",")
+    printf "%-10s%16s", "# Size", "native"
+    for (j = 1; j <= runs; j++) printf "%16s%10s", (runs > 1 ? name[j] : "optireduce"), "Ratio"
     if (validate) printf "%14s", "Validation"
     printf "\n"
     for (i = 1; i <= n; i++) {
       s = order[i]
-      o = (s in opt) ? opt[s] : "-"
-      r = (s in opt && native[s] > 0) ? sprintf("%.3f", opt[s] / native[s]) : "-"
-      v = (s in valid) ? valid[s] : "-"
-      printf "%-10s%16s%16s%10s", s, native[s], o, r
-      if (validate) printf "%14s", v
+      printf "%-10s%16s", s, native[s]
+      for (j = 1; j <= runs; j++) {
+        o = ((j, s) in lat) ? lat[j, s] : "-"
+        r = ((j, s) in lat && native[s] > 0) ? sprintf("%.3f", lat[j, s] / native[s]) : "-"
+        printf "%16s%10s", o, r
+      }
+      if (validate) printf "%14s", ((s in valid) ? valid[s] : "-")
       printf "\n"
     }
-  }' "$out/native" "$out/optireduce" "$out/validated"
+  }' "${files[@]}"
 exit "$failed"
