@@ -255,9 +255,10 @@ void run(const std::uint8_t *data, std::size_t size) {
                     // At most one chunk of 16 entries, under the widest codec (fp32).
                     if (j.payload.empty() || j.payload.size() > coded_bytes(Codec::fp32, 16))
                         fail("a repair answer is not one chunk");
+                    // The datagram as sent: the header, then the payload's coded bytes.
                     const wire::Decoded dec = wire::decode([&] {
                         std::vector<std::byte> d(j.header.begin(), j.header.end());
-                        d.resize(d.size() + j.payload.size() * sizeof(float));
+                        d.insert(d.end(), j.payload.begin(), j.payload.end());
                         return d;
                     }());
                     const wire::Phase want = j.scatter ? wire::Phase::reduce_scatter : wire::Phase::all_gather;
