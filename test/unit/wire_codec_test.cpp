@@ -19,13 +19,13 @@ namespace {
 
 constexpr Codec kCodecs[] = {Codec::fp32, Codec::bf16, Codec::int8};
 
-TEST(Codec, Names) {
+TEST(WireCodec, Names) {
     EXPECT_EQ(std::string(to_string(Codec::fp32)), "fp32");
     EXPECT_EQ(std::string(to_string(Codec::bf16)), "bf16");
     EXPECT_EQ(std::string(to_string(Codec::int8)), "int8");
 }
 
-TEST(Codec, CodedBytes) {
+TEST(WireCodec, CodedBytes) {
     EXPECT_EQ(coded_bytes(Codec::fp32, 0), 0u);
     EXPECT_EQ(coded_bytes(Codec::fp32, 2240), 8960u);
     EXPECT_EQ(coded_bytes(Codec::bf16, 4480), 8960u);
@@ -33,7 +33,7 @@ TEST(Codec, CodedBytes) {
     EXPECT_EQ(coded_bytes(Codec::int8, 8944), 8948u);
 }
 
-TEST(Codec, EntriesPerPayloadAreTheMostThatFit) {
+TEST(WireCodec, EntriesPerPayloadAreTheMostThatFit) {
     EXPECT_EQ(entries_per_payload(Codec::fp32, 8960), 2240u);
     EXPECT_EQ(entries_per_payload(Codec::bf16, 8960), 4480u);
     EXPECT_EQ(entries_per_payload(Codec::int8, 8960), 8956u);
@@ -51,7 +51,7 @@ TEST(Codec, EntriesPerPayloadAreTheMostThatFit) {
         }
 }
 
-TEST(Codec, ChunksGoThroughEachCodecsFunctions) {
+TEST(WireCodec, ChunksGoThroughEachCodecsFunctions) {
     const auto x = test::random_vector(1000, 2);
     std::vector<std::byte> got(4 * x.size()), want(4 * x.size());
     std::vector<float> y(x.size()), want_y(x.size());
@@ -75,7 +75,7 @@ TEST(Codec, ChunksGoThroughEachCodecsFunctions) {
     EXPECT_EQ(y, want_y);
 }
 
-TEST(Codec, EveryCodecStaysWithinItsCodedBytes) {
+TEST(WireCodec, EveryCodecStaysWithinItsCodedBytes) {
     for (const Codec c : kCodecs)
         for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{17}, std::size_t{2240}}) {
             const auto x = test::random_vector(n, 4);
