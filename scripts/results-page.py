@@ -303,37 +303,18 @@ def readme_block(runs, setup, command, rows):
         if not row["present"]:
             lines.append("| %s | not in this run | | | |" % SHORT[row["cond"]])
             continue
-        b = row["bounded"]
-        times = " / ".join(fmt(row[k][0], "%.1f") for k in ("bounded", "native", "gloo"))
-        cpus = " / ".join(fmt(row[k][1], "%.3f") for k in ("bounded", "native", "gloo"))
-        tr = " / ".join(fmt(ratio(b[0], row[o][0]), "%.2f") for o, _ in OTHERS)
-        cr = " / ".join(fmt(ratio(b[1], row[o][1]), "%.2f") for o, _ in OTHERS)
-        lines.append("| %s | %s | %s | %s | %s |" % (SHORT[row["cond"]], times, tr, cpus, cr))
-    return "\n".join(lines + codec_lines(runs)) + "\n"
-
-
-def codec_lines(runs):
-    """The int8 codec's row per condition, when the run has it: its peers are Gloo and Gloo
-    with fp16 gradients (the other scheme that sends fewer bytes)."""
-    if not any("bounded-int8" in runs.get(c, {}) for c in CONDITIONS):
-        return []
-    lines = ["", "The same run with the int8 wire codec (`OPTIREDUCE_CODEC=int8`), against Gloo and "
-             "Gloo with fp16 gradients:", "",
-             "| condition | time to target, s: int8 / Gloo / Gloo fp16 | time ratio: vs Gloo / vs "
-             "Gloo fp16 | steps: int8 / Gloo | rank CPU, s/step: int8 / Gloo | CPU ratio vs Gloo |",
-             "|---|---|---|---|---|---|"]
-    for cond in CONDITIONS:
-        q = stats_of(runs, cond, "bounded-int8")
-        if not q:
-            continue
-        g, h = stats_of(runs, cond, "gloo") or {}, stats_of(runs, cond, "gloo-fp16") or {}
-        times = " / ".join(fmt(x.get("ttt_mean"), "%.1f") for x in (q, g, h))
-        tr = " / ".join(fmt(ratio(q["ttt_mean"], x.get("ttt_mean")), "%.2f") for x in (g, h))
-        steps = " / ".join(fmt(x.get("iters_to_target"), "%.0f") for x in (q, g))
-        cpus = " / ".join(fmt(x.get("cpu"), "%.3f") for x in (q, g))
-        lines.append("| %s | %s | %s | %s | %s | %s |" % (SHORT[cond], times, tr, steps, cpus,
-                                                         fmt(ratio(q.get("cpu"), g.get("cpu")), "%.2f")))
-    return lines
+        # A run with the int8 codec gets a second line per condition, read the same way.
+        codec = stats_of(runs, row["cond"], "bounded-int8")
+        subjects = [(SHORT[row["cond"]], row["bounded"])]
+        if codec:
+            subjects.append((SHORT[row["cond"]] + ", int8 codec", (codec["ttt_mean"], codec["machine"])))
+        for name, b in subjects:
+            times = " / ".join(fmt(x[0], "%.1f") for x in (b, row["native"], row["gloo"]))
+            cpus = " / ".join(fmt(x[1], "%.3f") for x in (b, row["native"], row["gloo"]))
+            tr = " / ".join(fmt(ratio(b[0], row[o][0]), "%.2f") for o, _ in OTHERS)
+            cr = " / ".join(fmt(ratio(b[1], row[o][1]), "%.2f") for o, _ in OTHERS)
+            lines.append("| %s | %s | %s | %s | %s |" % (name, times, tr, cpus, cr))
+    return "\n".join(lines) + "\n"
 
 
 def first_run(runs):
