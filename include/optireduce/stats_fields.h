@@ -88,14 +88,15 @@
     U64(entries_zeroed_for_peers, "OPTIREDUCE_IDENTICAL_REPLICAS: entries this rank had but set to 0 because a " \
                                  "peer missed them, so that every rank's result is the same (also counted in " \
                                  "entries_lost_ag)") \
-    U64(hole_votes_missing,      "OPTIREDUCE_IDENTICAL_REPLICAS: bounded calls that ended without every peer's " \
-                                 "hole vote: on those, replicas may differ") \
+    U64(hole_votes_missing,      "OPTIREDUCE_IDENTICAL_REPLICAS: bounded calls whose wait for a peer's hole vote " \
+                                 "reached OPTIREDUCE_VOTE_TIMEOUT_MS (the job is then aborted: no call ends " \
+                                 "without every vote, so replicas never differ)") \
     U64(phases_waited_flowing,   "phases that waited past a sender's deadline because its data were still " \
                                  "arriving, fast enough to finish within half a deadline more (a sender that " \
                                  "lost its core for a while, not a slow path); each is also counted by how it closed") \
-    U64(hole_votes_late,         "OPTIREDUCE_IDENTICAL_REPLICAS: peers' hole votes that came after this rank had " \
-                                 "closed the call without them (each also in hole_votes_missing's call); the " \
-                                 "next calls wait that much longer for a missing vote") \
+    U64(hole_votes_late,         "OPTIREDUCE_IDENTICAL_REPLICAS: bounded calls that waited for a peer's hole vote " \
+                                 "past the call's deadlines and the straggler bound's cap (a peer descheduled, " \
+                                 "stopped or behind its own queue); the vote was still waited for") \
     U64(scatter_repair_chunks_requested, "reduce-scatter repair: chunks of its peers' contributions this rank " \
                                  "asked them to send again (OPTIREDUCE_SCATTER_REPAIR)") \
     U64(scatter_repair_chunks_sent, "reduce-scatter repair: chunks this rank sent again when asked") \

@@ -188,6 +188,13 @@ constexpr std::array kKnobs{
              "count; less data is dropped, but the ranks' results differ wherever one lost "
              "something, and replicas of a model drift apart",
              &Config::identical_replicas},
+    KnobSpec{"OPTIREDUCE_VOTE_TIMEOUT_MS", KnobType::number, "60000", "100..3600000", 100, 3600000, false,
+             "bounded mode with OPTIREDUCE_IDENTICAL_REPLICAS=1: the longest a rank waits for a peer's "
+             "hole vote (normally a few milliseconds after its own all-gather; longer while the peer is "
+             "descheduled or stopped). No rank finishes an operation without every vote, so replicas "
+             "never differ; a vote still missing after this long means the peer is stopped, dead or "
+             "cut off, and the job is aborted with that reason",
+             &Config::vote_timeout_ms},
     KnobSpec{"OPTIREDUCE_SCATTER_REPAIR", KnobType::boolean, "1", "0|1", 0, 0, false,
              "bounded mode: 1 asks a peer to send again the chunks of its reduce-scatter "
              "contribution that did not arrive although the rest of its stream did (a full socket "

@@ -90,6 +90,7 @@ struct Config {
     Hadamard hadamard = Hadamard::automatic;
     std::uint64_t hadamard_block = 0;  // elements per transform block, a power of two
     bool identical_replicas = true;    // every rank fills the union of the all-gather's holes alike
+    double vote_timeout_ms = 0;        // the longest wait for a peer's hole vote before the job ends
     bool scatter_repair = true;        // receivers ask for reduce-scatter chunks they missed
     double max_loss = 0;               // fraction of entries lost in one operation
     ExcessLoss on_excess_loss = ExcessLoss::warn;

@@ -129,6 +129,17 @@ int run_reliable(CommState &comm, const void *sendbuf, void *recvbuf, std::size_
 
 int outcome(CommState &comm, OpReport r);
 
+// A failure the peers cannot get past (they wait for this rank, or it for them): the job ends
+// with `why` (logged here unless null), as MPI's default error handler would.
+[[noreturn]] void abort_job(CommState &comm, bool from_mpi_call, const char *why) {
+    if (why) OPTIREDUCE_LOG(error, "%s: aborting the job. (OPTIREDUCE_MODE=off runs the job on MPI alone.)", why);
+    if (from_mpi_call) PMPI_Abort(comm.comm, MPI_ERR_OTHER);
+    // A nonblocking call runs on its communicator's executor, which may call no MPI function
+    // (the thread level may not allow it): the process ends, and the launcher ends the job.
+    std::fflush(stderr);
+    std::_Exit(1);
+}
+
 // Without `from_mpi_call` (a nonblocking operation) OPTIREDUCE_ON_EXCESS_LOSS is warn
 // (engine_route), so neither the agreement nor the reliable run, which call MPI, can happen.
 int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::size_t count, bool from_mpi_call) {
@@ -170,6 +181,7 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
     }
     BoundedOperation op(comm, *staging, layout, seq, in, out);
     op.run();
+    if (!op.failure().empty()) abort_job(comm, from_mpi_call, op.failure().c_str());
     comm.release_staging(staging);
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
     bump(process_stats().bounded_calls);
@@ -247,11 +259,7 @@ int exact_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::si
                        "data and cannot complete the call: aborting the job. (OPTIREDUCE_MODE=off runs "
                        "the job on MPI alone.)",
                        count, op.error().c_str());
-        if (from_mpi_call) PMPI_Abort(comm.comm, MPI_ERR_OTHER);
-        // A nonblocking call runs on its communicator's executor, which may call no MPI function
-        // (the thread level may not allow it): the process ends, and the launcher ends the job.
-        std::fflush(stderr);
-        std::_Exit(1);
+        abort_job(comm, from_mpi_call, nullptr);
     }
     comm.release_staging(staging);
 

@@ -36,6 +36,7 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_TIMEOUT_MAX_MS", "500"},
     {"OPTIREDUCE_TIMEOUT_MS", "20"},
     {"OPTIREDUCE_STRAGGLER_MAX_MS", "250"},
+    {"OPTIREDUCE_VOTE_TIMEOUT_MS", "5000"},
     {"OPTIREDUCE_FAULT_DROP", "0.05"},
     {"OPTIREDUCE_FAULT_DUPLICATE", "0.1"},
     {"OPTIREDUCE_FAULT_DELAY_RANK", "1"},

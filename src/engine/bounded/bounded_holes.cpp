@@ -4,6 +4,7 @@
 #include "codec/block_rescale.hpp"
 #include "codec/estimators.hpp"
 #include "engine/bounded/bounded_operation.hpp"
+#include "engine/deadlines/vote_wait.hpp"
 #include "engine/dgram/dgram_channel.hpp"
 #include "engine/setup/context.hpp"
 #include "engine/setup/faults.hpp"
@@ -12,8 +13,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <optional>
+#include <string>
 
 namespace optireduce {
 namespace {
@@ -47,55 +50,39 @@ std::vector<ChunkRange> BoundedOperation::our_holes() const {
     return holes;
 }
 
-bool BoundedOperation::lacking_vote_still_sending(Clock::time_point now) {
-    HoleVotes &votes = router_.votes();
-    for (int p = 0; p < comm_.size; ++p) {
-        if (p == comm_.rank || votes.voted(b_.key, seq_, p)) continue;
-        const Clock::time_point heard = router_.last_heard(b_.key, p);
-        if (heard != Clock::time_point{} && now <= after_ms(heard, kVoteFlowGapMs)) return true;
-    }
-    return false;
-}
-
 void BoundedOperation::agree_on_holes() {
     HoleVotes &votes = router_.votes();
     DgramEndpoint &ep = *b_.channel->endpoint;
     const std::size_t F = b_.floats_per_datagram;
     injected_vote_delay(b_.faults);
-    // The late votes we saw since the last operation (and the lesson's decay), before our vote
-    // carries it.
-    b_.vote_wait.learn_late(votes.take_late(b_.key));
-    votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), b_.payload_bytes,
-               b_.vote_wait.lesson_100us());
+    votes.open(b_.key, seq_, chunk_bases(layout_, comm_.size, F).back(), our_holes(), b_.payload_bytes);
     // A peer behind a slow link closes its all-gather up to both phases' deadlines after us (it
     // waits for the last reduce-scatter start, then the owners' streams), and its vote may then
     // queue behind up to one more deadline of its own data (StreamSender's send limit): twice
-    // that before a missing vote counts. Only a slow peer makes the wait that long. The deadlines
-    // do not show how long a peer waits for a core: what late votes showed is added (VoteWait),
-    // never more than the straggler bound's cap (a few operations' deadlines): a vote that late
-    // costs everyone more time than its holes are worth.
+    // that is the base. A peer that waits for a core, or drains a megabyte its host queued
+    // behind a link just slowed, takes longer: past the straggler bound's cap too, its vote is
+    // overdue (counted), and still waited for (engine/deadlines/vote_wait.hpp says why).
     const double deadline_ms = clock_[1].deadline_ms[1];
     const double base_ms = 2 * (clock_[1].deadline_ms[0] + deadline_ms) + 5;
-    const double budget_ms = b_.vote_wait.budget_ms(base_ms, b_.stragglers.cap_ms());
-    const auto budget = std::chrono::duration<double, std::milli>(budget_ms);
-    const auto every = std::chrono::duration<double, std::milli>(std::max(1.0, deadline_ms / 16));
     const Clock::time_point start = Clock::now();
+    VoteWait wait(start, base_ms + b_.stragglers.cap_ms(), context().config.vote_timeout_ms,
+                  std::max(1.0, deadline_ms / 16));
     // What our host still holds of our sends: our vote queues behind it (debug log only).
     const std::int64_t queued_at_start = log_enabled(LogLevel::debug) ? ep.queued_bytes() : -1;
-    const Clock::time_point until = start + std::chrono::duration_cast<Clock::duration>(budget);
-    // Past the budget, a peer whose vote is lacking but whose datagrams still come is alive and
-    // sending what its host queued before the vote, which follows them through the same queue
-    // (behind a link just slowed, a megabyte: 100 ms at 60-100 Mbit/s). It is waited for while
-    // they flow, never past the same cap.
-    const Clock::time_point hard_until = after_ms(start, base_ms + b_.stragglers.cap_ms());
-    bool waited_flowing = false;
     for (;;) {
         const Clock::time_point now = Clock::now();
-        votes.send(ep, b_.key, seq_, now, std::chrono::duration_cast<Clock::duration>(every));
+        votes.send(ep, b_.key, seq_, now, wait.every());
         if (votes.done(b_.key, seq_)) break;
-        if (now >= until) {
-            if (now >= hard_until || !lacking_vote_still_sending(now)) break;
-            waited_flowing = true;
+        const VoteWait::Step step = wait.step(now);
+        if (step == VoteWait::Step::give_up) {
+            vote_gone(start, now);
+            break;
+        }
+        if (step == VoteWait::Step::overdue) {
+            bump(process_stats().hole_votes_late);
+            OPTIREDUCE_LOG(info,
+                           "op %u: rank %d's hole vote is %.0f ms late; waiting for it (OPTIREDUCE_VOTE_TIMEOUT_MS)",
+                           seq_, votes.first_lacking(b_.key, seq_), ms_between(start, now) - base_ms);
         }
         const int got = drain();
         if (got < 0) {
@@ -107,19 +94,29 @@ void BoundedOperation::agree_on_holes() {
         }
     }
     const Clock::time_point closed = Clock::now();
-    const double past_base_ms = ms_between(start, closed) - base_ms;
-    agreed_ = votes.close(b_.key, seq_, closed, std::max(0.0, past_base_ms));
-    b_.vote_wait.learn_took(past_base_ms);
-    b_.vote_wait.learn_from_peers(agreed_.peers_lesson_ms);
-    if (agreed_.missing > 0) bump(process_stats().hole_votes_missing);
+    agreed_ = votes.close(b_.key, seq_);
     std::uint64_t union_chunks = 0;
     for (const ChunkRange &r : agreed_.holes) union_chunks += r.count;
     OPTIREDUCE_LOG(debug,
-                   "op %u hole vote: %.1f ms (budget %.1f, base %.1f%s), %d votes missing, %llu chunks in the union, "
+                   "op %u hole vote: %.1f ms (base %.1f%s), %llu chunks in the union, "
                    "%lld bytes of ours queued on the host when it began",
-                   seq_, ms_between(start, closed), budget_ms, base_ms,
-                   waited_flowing ? ", waited past it for a peer still sending" : "", agreed_.missing,
+                   seq_, ms_between(start, closed), base_ms, wait.overdue() ? ", a vote overdue" : "",
                    static_cast<unsigned long long>(union_chunks), static_cast<long long>(queued_at_start));
+}
+
+void BoundedOperation::vote_gone(Clock::time_point start, Clock::time_point now) {
+    const int p = router_.votes().first_lacking(b_.key, seq_);
+    const Clock::time_point heard = router_.last_heard(b_.key, p);
+    bump(process_stats().hole_votes_missing);
+    char why[320];
+    std::snprintf(
+        why, sizeof why,
+        "rank %d's hole vote for bounded operation %u did not come in %.0f ms (OPTIREDUCE_VOTE_TIMEOUT_MS); "
+        "its last datagram came %s: that rank is stopped, has died or no longer reaches this one, and "
+        "without its vote the ranks' results could differ",
+        p, seq_, ms_between(start, now),
+        heard == Clock::time_point{} ? "never" : (std::to_string(ms_between(heard, now) / 1e3) + " s ago").c_str());
+    failure_ = why;
 }
 
 void BoundedOperation::fill_agreed_holes() {

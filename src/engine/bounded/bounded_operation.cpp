@@ -129,6 +129,7 @@ void BoundedOperation::run() {
         if (b_.identical_replicas) agree_on_holes();
         t.voted = Clock::now();
     }
+    if (!failure_.empty()) return;
     fill_and_copy_out();
     t.done = Clock::now();
     feedback_.operation_done(clock_[0].start, sent_bytes_, send_seconds_, sends_given_up_);
@@ -327,9 +328,8 @@ void BoundedOperation::estimate_error() {
         err2 += rel * rel * n2 * got;
     }
     report_.error_estimate = total2 > 0 ? std::sqrt(err2 / total2) : 0;
-    // Agreed fills are the same on every rank: no drift, unless a vote did not come.
-    const bool alike = b_.identical_replicas && agreed_.missing == 0;
-    report_.drift_estimate = total2 > 0 && !alike ? std::sqrt(fill_error_sq_ / total2) : 0;
+    // Agreed fills are the same on every rank: no drift.
+    report_.drift_estimate = total2 > 0 && !b_.identical_replicas ? std::sqrt(fill_error_sq_ / total2) : 0;
 }
 
 }  // namespace optireduce

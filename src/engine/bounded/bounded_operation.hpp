@@ -51,14 +51,17 @@ public:
     BoundedOperation(const BoundedOperation &) = delete;
     BoundedOperation &operator=(const BoundedOperation &) = delete;
 
-    // Runs the whole operation on the calling thread. Nothing in it fails the operation: a send
-    // the channel refuses is loss (StreamSender), which the deadlines and estimators handle like
-    // any other, so every rank returns alike.
+    // Runs the whole operation on the calling thread. Loss does not fail it: a send the channel
+    // refuses is loss (StreamSender), which the deadlines and estimators handle like any other,
+    // so every rank returns alike. Only a peer gone for good does (failure()).
     void run();
     // Bytes of Staging::coded an operation of `layout` needs (0 under fp32).
     static std::size_t coded_staging_bytes(const BlockLayout &layout, const CommState::Bounded &b);
     // After run(): what it lost and the error it estimates it introduced.
     const OpReport &report() const { return report_; }
+    // The one way run() fails: a peer's hole vote did not come by OPTIREDUCE_VOTE_TIMEOUT_MS
+    // (the peer is gone); the result is then not written. Empty: it did not fail.
+    const std::string &failure() const { return failure_; }
 
 private:
     // The steps of run(), in order: open the receive side, transform, start the clock; the
@@ -99,12 +102,8 @@ private:
     // the union, alike on every rank.
     std::vector<ChunkRange> our_holes() const;
     void agree_on_holes();
-    // Some peer whose vote we lack sent us a datagram within kVoteFlowGapMs: its host still
-    // drains what it queued before its vote. Its datagrams to us and to the others interleave,
-    // but the end of its queue may hold only the others': with 5 ms, a slow host's vote came
-    // 31 ms after a peer had stopped waiting for it.
-    bool lacking_vote_still_sending(Clock::time_point now);
-    static constexpr double kVoteFlowGapMs = 20;
+    // The wait for votes gave up at `now` (it began at `start`): failure_ says whose and why.
+    void vote_gone(Clock::time_point start, Clock::time_point now);
     void fill_agreed_holes();
     // Codecs other than fp32: every chunk of our contribution to the others' shards, coded once.
     void code_contribution();
@@ -150,6 +149,7 @@ private:
     // the transform is orthonormal).
     double fill_error_sq_ = 0;
     HoleVotes::Outcome agreed_;  // the union of every rank's holes, once agree_on_holes ran
+    std::string failure_;
     OpReport report_;
 };
 

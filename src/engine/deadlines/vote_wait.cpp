@@ -2,31 +2,25 @@
 #include "engine/deadlines/vote_wait.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <chrono>
 
 namespace optireduce {
 
-double VoteWait::extra_ms() const { return std::max(lesson_ms_, mean_ms_ + kDeviations * deviation_ms_); }
+VoteWait::VoteWait(Clock::time_point start, double overdue_ms, double limit_ms, double every_ms)
+    : overdue_at_(after_ms(start, overdue_ms)),
+      limit_at_(after_ms(start, std::max(limit_ms, overdue_ms))),
+      every_ms_(std::max(every_ms, 0.0)) {}
 
-double VoteWait::budget_ms(double base_ms, double cap_ms) const {
-    return base_ms + std::min(extra_ms(), std::max(0.0, cap_ms));
+VoteWait::Step VoteWait::step(Clock::time_point now) {
+    if (now >= limit_at_) return Step::give_up;
+    if (overdue_ || now < overdue_at_) return Step::wait;
+    overdue_ = true;
+    return Step::overdue;
 }
 
-void VoteWait::learn_late(double late_past_base_ms) {
-    lesson_ms_ *= kDecay;
-    if (late_past_base_ms > 0) lesson_ms_ = std::max(lesson_ms_, kMargin * late_past_base_ms + kSlackMs);
-}
-
-void VoteWait::learn_from_peers(double peers_lesson_ms) { lesson_ms_ = std::max(lesson_ms_, peers_lesson_ms); }
-
-std::uint16_t VoteWait::lesson_100us() const {
-    return static_cast<std::uint16_t>(std::min(std::floor(lesson_ms_ * 10), 65535.0));
-}
-
-void VoteWait::learn_took(double took_past_base_ms) {
-    const double sample = std::max(took_past_base_ms, 0.0);
-    deviation_ms_ += kDeviationGain * (std::abs(sample - mean_ms_) - deviation_ms_);
-    mean_ms_ += kMeanGain * (sample - mean_ms_);
+Clock::duration VoteWait::every() const {
+    const double ms = overdue_ ? std::max(every_ms_, kOverdueEveryMs) : every_ms_;
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
 }
 
 }  // namespace optireduce

@@ -76,7 +76,7 @@ void DgramRouter::on_datagram(std::span<const std::byte> d, fi_addr_t source) {
         return;
     }
     if (h.phase == wire::Phase::hole_vote) {
-        if (const char *why = votes_.on_vote(it->first, h, d.subspan(wire::kHeaderBytes), now); *why) reject(why);
+        if (const char *why = votes_.on_vote(it->first, h, d.subspan(wire::kHeaderBytes)); *why) reject(why);
         changed_.notify_all();
         return;
     }

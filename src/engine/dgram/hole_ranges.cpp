@@ -85,7 +85,7 @@ std::vector<std::byte> encode_vote(const HoleVote &v, std::size_t max_payload) {
     out.reserve(fixed + holes.size() * kRangeBytes);
     put(out, static_cast<std::uint16_t>(have_bytes));
     put(out, static_cast<std::uint8_t>(v.final ? 1 : 0));
-    put(out, v.lesson_100us);
+    put(out, std::uint16_t{0});  // reserved
     for (std::size_t b = 0; b < have_bytes; ++b) {
         unsigned byte = 0;
         for (std::size_t i = 0; i < 8 && 8 * b + i < v.have.size(); ++i) byte |= (v.have[8 * b + i] ? 1u : 0u) << i;
@@ -107,7 +107,8 @@ std::optional<HoleVote> decode_vote(std::span<const std::byte> payload, int rank
         !get(payload, at, final) || final > 1)
         return std::nullopt;
     HoleVote v;
-    if (!get(payload, at, v.lesson_100us) || payload.size() - at < have_bytes) return std::nullopt;
+    std::uint16_t reserved = 0;  // ignored (once a lesson of late votes)
+    if (!get(payload, at, reserved) || payload.size() - at < have_bytes) return std::nullopt;
     v.final = final == 1;
     v.have.resize(static_cast<std::size_t>(ranks));
     for (std::size_t i = 0; i < v.have.size(); ++i)

@@ -4,7 +4,7 @@
 // Chunks are numbered across the whole result, shard by shard in rank order (shard s's chunk c
 // is base(s) + c), so every rank names a chunk the same way. A vote is one datagram's payload:
 //   uint16 have_bytes | uint8 final (1: the sender has closed this operation's exchange) |
-//   uint16 lesson (the sender's lesson of late votes, engine/deadlines/vote_wait.hpp, in 0.1 ms) |
+//   uint16 reserved (0; it carried a lesson of late votes while a rank could close without a vote) |
 //   have_bytes of bitmap (bit p: the sender has rank p's vote) |
 //   uint32 ranges | ranges x (uint32 first, uint32 count), all little-endian.
 // Where the holes are too scattered for one datagram, nearby ranges are merged, so a vote may
@@ -39,11 +39,6 @@ struct HoleVote {
     // The sender closed the exchange: it will take no more votes nor confirm any, so nobody
     // waits for it any longer (and a final vote is never answered).
     bool final = false;
-    // How long past its base the sender waits for a vote because a vote once came late to it
-    // (VoteWait::lesson_100us: in 0.1 ms, rounded down, saturated): peers take the largest, so
-    // that a vote late to one rank is waited for by all of them from then on, not only by each
-    // after its own miss.
-    std::uint16_t lesson_100us = 0;
     // Whether the sender still needs rank r's vote. Only then does r answer it, so an answer
     // (which has r's bit set, or is final) is never answered.
     bool needs_from(std::size_t r) const { return !final && !have[r]; }

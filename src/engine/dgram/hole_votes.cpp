@@ -3,7 +3,6 @@
 
 #include "engine/dgram/seq_order.hpp"
 #include "telemetry/log.hpp"
-#include "telemetry/stats.hpp"
 
 #include <rdma/fi_errno.h>
 
@@ -53,7 +52,7 @@ HoleVotes::Round &HoleVotes::start_round(Comm &c, Round &r) {
 }
 
 std::vector<std::byte> HoleVotes::datagram(CommKey key, const Comm &c, std::uint32_t seq, const Round &r, bool final) {
-    HoleVote v{r.in, r.ours, final, r.lesson_100us};
+    HoleVote v{r.in, r.ours, final};
     v.have[static_cast<std::size_t>(c.rank)] = 1;
     std::vector<std::byte> payload = encode_vote(v, r.max_payload);
     if (payload.empty()) return {};
@@ -65,8 +64,7 @@ std::vector<std::byte> HoleVotes::datagram(CommKey key, const Comm &c, std::uint
     return d;
 }
 
-const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<const std::byte> payload,
-                               Clock::time_point arrival) {
+const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<const std::byte> payload) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return "hole vote for a communicator not served here";
@@ -76,18 +74,8 @@ const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<con
         // The peer is still asking for a round we closed: repeat our final vote to it.
         const std::optional<HoleVote> v = decode_vote(payload, c.size, std::numeric_limits<std::uint32_t>::max());
         if (!v) return "malformed hole vote";
-        Closed &k = done->second;
-        if (src < k.missing.size() && k.missing[src]) {
-            // It was not lost: it came too late. What it needed past the base is learnt.
-            k.missing[src] = 0;
-            const double late_ms = ms_between(k.at, arrival);
-            c.late_past_base_ms = std::max(c.late_past_base_ms, k.past_base_ms + late_ms);
-            bump(process_stats().hole_votes_late);
-            OPTIREDUCE_LOG(debug, "op %u: rank %zu's hole vote came %.1f ms after we closed without it", h.seq, src,
-                           late_ms);
-        }
-        if (v->needs_from(me) && c.answers.size() < kAnswersQueued && !k.datagram.empty()) {
-            c.answers.push_back({c.peers[src], k.datagram});
+        if (v->needs_from(me) && c.answers.size() < kAnswersQueued && !done->second.empty()) {
+            c.answers.push_back({c.peers[src], done->second});
             pending_.store(true, std::memory_order_release);
         }
         return "";
@@ -102,7 +90,6 @@ const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<con
     const std::uint64_t bound = round.opened ? round.total_chunks : std::numeric_limits<std::uint32_t>::max();
     std::optional<HoleVote> v = decode_vote(payload, c.size, bound);
     if (!v) return "malformed hole vote";
-    round.peers_lesson_100us = std::max(round.peers_lesson_100us, v->lesson_100us);
     if (!round.in[src]) round.votes[src] = std::move(v->holes);
     round.in[src] = 1;
     if (v->needs_from(me)) round.reply_due[src] = 1;
@@ -110,7 +97,7 @@ const char *HoleVotes::on_vote(CommKey key, const wire::Header &h, std::span<con
 }
 
 void HoleVotes::open(CommKey key, std::uint32_t seq, std::uint64_t total_chunks, std::vector<ChunkRange> holes,
-                     std::size_t max_payload, std::uint16_t lesson_100us) {
+                     std::size_t max_payload) {
     std::lock_guard lock(mutex_);
     auto it = comms_.find(key);
     if (it == comms_.end()) return;
@@ -119,7 +106,6 @@ void HoleVotes::open(CommKey key, std::uint32_t seq, std::uint64_t total_chunks,
     r.opened = true;
     r.total_chunks = total_chunks;
     r.max_payload = max_payload;
-    r.lesson_100us = lesson_100us;
     // What peers get is our holes coarsened to fit one datagram (encode_vote): we fill that same
     // superset, or the replicas differ wherever a gap between our holes was closed.
     r.ours = coarsen_ranges(merge_ranges(std::move(holes)), vote_max_ranges(c.size, max_payload));
@@ -176,7 +162,19 @@ bool HoleVotes::voted(CommKey key, std::uint32_t seq, int peer) {
     return r != it->second.rounds.end() && p < r->second.in.size() && r->second.in[p] != 0;
 }
 
-HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq, Clock::time_point now, double past_base_ms) {
+int HoleVotes::first_lacking(CommKey key, std::uint32_t seq) {
+    std::lock_guard lock(mutex_);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) return -1;
+    auto r = it->second.rounds.find(seq);
+    for (int p = 0; p < it->second.size; ++p) {
+        if (p == it->second.rank) continue;
+        if (r == it->second.rounds.end() || !r->second.in[static_cast<std::size_t>(p)]) return p;
+    }
+    return -1;
+}
+
+HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq) {
     std::lock_guard lock(mutex_);
     Outcome out;
     auto it = comms_.find(key);
@@ -186,28 +184,16 @@ HoleVotes::Outcome HoleVotes::close(CommKey key, std::uint32_t seq, Clock::time_
     if (r == c.rounds.end()) return out;
     Round &round = r->second;
     std::vector<ChunkRange> all = round.ours;
-    Closed k{datagram(key, c, seq, round, true), now, past_base_ms, std::vector<std::uint8_t>(round.in.size(), 0)};
     for (std::size_t p = 0; p < round.in.size(); ++p) {
         if (static_cast<int>(p) == c.rank) continue;
-        if (!round.in[p]) {
-            ++out.missing;
-            k.missing[p] = 1;
-        }
+        if (!round.in[p]) ++out.missing;
         all.insert(all.end(), round.votes[p].begin(), round.votes[p].end());
     }
     out.holes = merge_ranges(std::move(all));
-    out.peers_lesson_ms = round.peers_lesson_100us / 10.0;
-    c.closed[seq] = std::move(k);
+    c.closed[seq] = datagram(key, c, seq, round, true);
     if (c.closed.size() > kClosedKept) c.closed.erase(c.closed.begin());
     c.rounds.erase(r);
     return out;
-}
-
-double HoleVotes::take_late(CommKey key) {
-    std::lock_guard lock(mutex_);
-    auto it = comms_.find(key);
-    if (it == comms_.end()) return 0;
-    return std::exchange(it->second.late_past_base_ms, 0.0);
 }
 
 void HoleVotes::serve(DgramEndpoint &ep) {

@@ -9,7 +9,6 @@
 #include "engine/deadlines/deadline_controller.hpp"
 #include "engine/deadlines/send_pacer.hpp"
 #include "engine/deadlines/straggler_bound.hpp"
-#include "engine/deadlines/vote_wait.hpp"
 #include "engine/dgram/dgram_router.hpp"
 #include "engine/requests/comm_executor.hpp"
 #include "engine/setup/op_report.hpp"
@@ -67,7 +66,6 @@ public:
         std::size_t floats_per_datagram = 0;  // entries per datagram: what payload_bytes holds under codec
         DeadlineController deadlines{DeadlineSettings{}};
         StragglerBound stragglers;
-        VoteWait vote_wait;  // how long past its deadlines' base an operation waits for hole votes
         SendPacer pacer{0};
         double host_drain_rate = 0;  // bytes/s our host's queue drained at in the last phase (QueueBudget)
         std::uint8_t loss_hint = 0;  // our receive loss on the previous operation, for peers
