@@ -111,7 +111,16 @@
                                  "memory and OPTIREDUCE_DEVICE=passthrough, or its staging failed (also counted in " \
                                  "fallback_calls)") \
     U64(device_copy_ns,          "nanoseconds this rank spent copying GPU buffers to and from host staging, " \
-                                 "both ways")
+                                 "both ways") \
+    U64(entries_carried,         "OPTIREDUCE_CARRY: entries of this rank's input that its bounded calls dropped " \
+                                 "(agreed holes, and reduce-scatter losses made holes) and kept as a residual " \
+                                 "for the next call on the same buffer and count") \
+    U64(entries_carried_in,      "OPTIREDUCE_CARRY: entries of residuals added into a call's input") \
+    U64(carry_dropped_entries,   "OPTIREDUCE_CARRY: residual entries dropped for good: no call on their buffer " \
+                                 "and count within OPTIREDUCE_CARRY_IDLE_CALLS calls, beyond " \
+                                 "OPTIREDUCE_CARRY_MAX_MB, or their communicator freed") \
+    U64(carry_bytes,             "OPTIREDUCE_CARRY: bytes the residuals (and their scratch) hold now, all " \
+                                 "communicators")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

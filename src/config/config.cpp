@@ -195,6 +195,24 @@ constexpr std::array kKnobs{
              "never differ; a vote still missing after this long means the peer is stopped, dead or "
              "cut off, and the job is aborted with that reason",
              &Config::vote_timeout_ms},
+    KnobSpec{"OPTIREDUCE_CARRY", KnobType::boolean, "0", "0|1", 0, 0, true,
+             "bounded mode, with OPTIREDUCE_IDENTICAL_REPLICAS=1: 1 says the sums are gradients "
+             "(error feedback): what an operation drops (the chunks some rank missed, on every rank) "
+             "each rank keeps as its own residual and adds to its input of the next call on the "
+             "same receive buffer and count, so that over two calls the sum is complete. Wrong for a "
+             "sum that is not a gradient, or a buffer reused for different tensors of one size "
+             "(docs/usage.md). The communicator's optireduce_carry hint overrides it",
+             &Config::carry},
+    KnobSpec{"OPTIREDUCE_CARRY_MAX_MB", KnobType::number, "1024", "1..1048576", 1, 1048576, false,
+             "bounded mode with carry on: the most memory a rank's residuals take, per communicator "
+             "(each the size of its call's buffer, one per receive buffer and count); a residual that "
+             "would go beyond it is dropped and counted (carry_dropped_entries)",
+             &Config::carry_max_mb},
+    KnobSpec{"OPTIREDUCE_CARRY_IDLE_CALLS", KnobType::number, "1000", "1..1000000000", 1, 1e9, false,
+             "bounded mode with carry on: a residual whose buffer and count no call on its "
+             "communicator has used for this many calls is dropped and counted "
+             "(carry_dropped_entries): the tensor it belonged to is gone",
+             &Config::carry_idle_calls},
     KnobSpec{"OPTIREDUCE_SCATTER_REPAIR", KnobType::boolean, "1", "0|1", 0, 0, false,
              "bounded mode: 1 asks a peer to send again the chunks of its reduce-scatter "
              "contribution that did not arrive although the rest of its stream did (a full socket "
@@ -353,7 +371,15 @@ std::optional<ConfigError> hadamard_block_power_of_two(const Config &c) {
                        " (elements)."};
 }
 
-constexpr std::array kValidators{mtu_zero_or_ipv4, timeout_min_not_above_max, hadamard_block_power_of_two};
+std::optional<ConfigError> carry_needs_identical_replicas(const Config &c) {
+    if (!c.carry || c.identical_replicas) return std::nullopt;
+    return ConfigError{setting(c, &Config::carry) + " needs " + c.value_of(&Config::identical_replicas).spec->name +
+                       "=1: a residual is what every rank dropped alike, which only the agreed holes are. "
+                       "Set OPTIREDUCE_IDENTICAL_REPLICAS=1, or OPTIREDUCE_CARRY=0."};
+}
+
+constexpr std::array kValidators{mtu_zero_or_ipv4, timeout_min_not_above_max, hadamard_block_power_of_two,
+                                 carry_needs_identical_replicas};
 
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

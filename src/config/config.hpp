@@ -91,6 +91,9 @@ struct Config {
     std::uint64_t hadamard_block = 0;  // elements per transform block, a power of two
     bool identical_replicas = true;    // every rank fills the union of the all-gather's holes alike
     double vote_timeout_ms = 0;        // the longest wait for a peer's hole vote before the job ends
+    bool carry = false;                // what an operation drops goes into the next one (error feedback)
+    double carry_max_mb = 0;           // per communicator: the most the residuals take
+    double carry_idle_calls = 0;       // calls after which an unclaimed residual is dropped
     bool scatter_repair = true;        // receivers ask for reduce-scatter chunks they missed
     double max_loss = 0;               // fraction of entries lost in one operation
     ExcessLoss on_excess_loss = ExcessLoss::warn;

@@ -27,6 +27,7 @@ const std::array<HintSpec, CommHints::kCount> kHints{{
     {"optireduce_target_loss", find_knob(&Config::target_loss)},
     {"optireduce_max_loss", find_knob(&Config::max_loss)},
     {"optireduce_codec", find_knob(&Config::codec)},
+    {"optireduce_carry", find_knob(&Config::carry)},
 }};
 
 std::optional<double> number(const std::string &text) {
@@ -50,6 +51,11 @@ std::optional<double> CommHints::max_loss() const { return number(text_[kMaxLoss
 std::optional<Codec> CommHints::codec() const {
     if (text_[kCodec].empty()) return std::nullopt;
     return codec_named(text_[kCodec]);
+}
+
+std::optional<bool> CommHints::carry() const {
+    if (text_[kCarry].empty()) return std::nullopt;
+    return text_[kCarry] == "1";
 }
 
 std::vector<std::uint64_t> CommHints::agreement_hashes() const {

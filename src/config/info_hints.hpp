@@ -36,8 +36,9 @@ const KnobSpec &hint_knob(const HintSpec &h);
 // the key was never given, so that the variable's value applies.
 class CommHints {
 public:
-    static constexpr std::size_t kSwitch = 0, kMinBytes = 1, kTimeoutMs = 2, kTargetLoss = 3, kMaxLoss = 4, kCodec = 5;
-    static constexpr std::size_t kCount = 6;
+    static constexpr std::size_t kSwitch = 0, kMinBytes = 1, kTimeoutMs = 2, kTargetLoss = 3, kMaxLoss = 4, kCodec = 5,
+                                 kCarry = 6;
+    static constexpr std::size_t kCount = 7;
 
     // "optireduce": off sends every call on the communicator to the underlying MPI.
     bool enabled() const { return text_[kSwitch] != "off"; }
@@ -47,6 +48,7 @@ public:
     std::optional<double> target_loss() const;
     std::optional<double> max_loss() const;
     std::optional<Codec> codec() const;
+    std::optional<bool> carry() const;
 
     const std::string &text(std::size_t i) const { return text_[i]; }
     void set_text(std::size_t i, std::string t) { text_[i] = std::move(t); }

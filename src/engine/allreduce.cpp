@@ -179,7 +179,10 @@ int bounded_allreduce(CommState &comm, const void *sendbuf, void *recvbuf, std::
         b.channel->router.skip_op(b.key, seq);  // the others' datagrams for it: late, not replayed next
         return fail(MPI_ERR_NO_MEM, error.c_str());
     }
-    BoundedOperation op(comm, *staging, layout, seq, in, out);
+    // OPTIREDUCE_CARRY: what the last call on this buffer dropped joins our input.
+    CarryStore::Slot *carry = b.carry ? &b.carry->begin(recvbuf, count) : nullptr;
+    if (carry) in = b.carry->input(*carry, in, count);
+    BoundedOperation op(comm, *staging, layout, seq, in, out, carry);
     op.run();
     if (!op.failure().empty()) abort_job(comm, from_mpi_call, op.failure().c_str());
     comm.release_staging(staging);

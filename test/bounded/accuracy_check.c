@@ -27,6 +27,14 @@
  *             unbiased, a truncating one is not); every operation's NMSE at most CHECK_MAX_NMSE;
  *             every rank's result bit-identical (the all-gather's owner codes its shard once);
  *             no entry lost.
+ *   carry     OPTIREDUCE_CARRY under loss: K operations on one buffer (half of them through
+ *             MPI_Iallreduce), each result compared with the exact sum. With carry what one
+ *             operation drops comes back in the next, so the error of the sum over all K stays
+ *             that of one operation (at most CARRY_MAX_RATIO x the rms error per operation,
+ *             where independent drops grow as sqrt(K)); with CHECK_CARRY_OFF=1 (carry off) the
+ *             check is that it does grow. Replicas bit-identical in every operation; entries
+ *             carried and carried in. With OPTIREDUCE_CARRY_IDLE_CALLS set, the calls on another
+ *             buffer that follow drop the first buffer's residual, counted.
  *   measure   not a check: for each size in CHECK_SIZES (floats, comma separated) runs CHECK_OPS
  *             allreduces of gradient-like inputs and rank 0 prints one line
  *               measure <floats> <ops> <p50 ms> <nmse> <max |error| / rms> <mean estimate> <loss>
@@ -180,6 +188,95 @@ static void case_unbiased(void) {
     free(out);
     free(s);
     free(s2);
+}
+
+/* ---- carry ----------------------------------------------------------------------------------- */
+/* One allreduce of `in` into `out`, blocking or not; the spread of the result across ranks. */
+static double carry_op(const float *in, float *out, size_t n, int nonblocking, double *hi, double *lo) {
+    if (nonblocking) {
+        MPI_Request req;
+        MPI_Iallreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
+    for (size_t i = 0; i < n; ++i) hi[i] = lo[i] = out[i];
+    MPI_Allreduce(MPI_IN_PLACE, hi, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, lo, (int)n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    double spread = 0;
+    for (size_t i = 0; i < n; ++i) spread = fmax(spread, hi[i] - lo[i]);
+    return spread;
+}
+
+static void case_carry(void) {
+    const size_t n = 1 << 16;
+    const int ops = 20;
+    const int off = env_num("CHECK_CARRY_OFF", 0) != 0;
+    const double max_ratio = env_num("CARRY_MAX_RATIO", 2);
+    const int idle = (int)env_num("OPTIREDUCE_CARRY_IDLE_CALLS", 0);
+    const optireduce_stats_t first = stats();
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    double *cum = calloc(n, sizeof *cum), *hi = malloc(n * sizeof *hi), *lo = malloc(n * sizeof *lo);
+    double err2_sum = 0, norm2_sum = 0;
+    int lossy = 0;
+    for (int op = 0; op < ops; ++op) {
+        for (size_t i = 0; i < n; ++i) in[i] = grad(g_rank, op, i);
+        const double spread = carry_op(in, out, n, op % 2, hi, lo);
+        CHECK(spread == 0, "op %d: results differ across ranks by up to %.3g", op, spread);
+        double err2 = 0, norm2 = 0;
+        for (size_t i = 0; i < n; ++i) {
+            double exact = 0;
+            for (int r = 0; r < g_size; ++r) exact += grad(r, op, i);
+            const double e = (double)out[i] - exact;
+            cum[i] += e;
+            err2 += e * e;
+            norm2 += exact * exact;
+        }
+        err2_sum += err2;
+        norm2_sum += norm2;
+        lossy += err2 > 1e-6 * norm2;
+    }
+    double cum2 = 0;
+    for (size_t i = 0; i < n; ++i) cum2 += cum[i] * cum[i];
+    const double rms_op = sqrt(err2_sum / ops), ratio = rms_op > 0 ? sqrt(cum2) / rms_op : 0;
+    const optireduce_stats_t mid = stats();
+    const unsigned long long carried = mid.entries_carried - first.entries_carried,
+                             carried_in = mid.entries_carried_in - first.entries_carried_in;
+    printf("carry rank %d: carry %s, %d of %d ops with error; error of the sum over all %d ops / rms error per op "
+           "%.3f (sqrt(K) = %.2f); rms error per op / rms sum %.3g; entries carried %llu, carried in %llu\n",
+           g_rank, off ? "off" : "on", lossy, ops, ops, ratio, sqrt((double)ops), sqrt(err2_sum / norm2_sum), carried,
+           carried_in);
+    CHECK(lossy >= ops / 4, "only %d of %d ops lost anything: nothing to carry", lossy, ops);
+    if (off) {
+        CHECK(carried == 0 && carried_in == 0, "carry off, yet %llu entries carried, %llu carried in", carried,
+              carried_in);
+        CHECK(ratio > max_ratio, "carry off, yet the error of the sum over %d ops is only %.3f x one op's", ops, ratio);
+    } else {
+        CHECK(carried > 0 && carried_in > 0, "carry on, yet %llu entries carried, %llu carried in", carried, carried_in);
+        CHECK(ratio <= max_ratio,
+              "the error of the sum over %d ops is %.3f x one op's (at most %.3g): what an op dropped did not reach "
+              "the next",
+              ops, ratio, max_ratio);
+    }
+    if (idle > 0 && !off) {
+        /* Another buffer, idle + 1 calls: the first buffer's residual (pending after its last
+         * call, which lost something with high probability) is dropped and counted. */
+        float *other = malloc(n * sizeof *other);
+        for (int k = 0; k <= idle; ++k) carry_op(in, other, n, 0, hi, lo);
+        const optireduce_stats_t last = stats();
+        unsigned long long dropped = last.carry_dropped_entries - mid.carry_dropped_entries;
+        MPI_Allreduce(MPI_IN_PLACE, &dropped, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        printf("carry rank %d: after %d calls on another buffer, residual entries dropped (all ranks) %llu; "
+               "bytes held %llu\n", g_rank, idle + 1, dropped, (unsigned long long)last.carry_bytes);
+        CHECK(dropped > 0, "no residual dropped after %d calls on another buffer (OPTIREDUCE_CARRY_IDLE_CALLS=%d)",
+              idle + 1, idle);
+        free(other);
+    }
+    free(in);
+    free(out);
+    free(cum);
+    free(hi);
+    free(lo);
 }
 
 /* ---- drift ----------------------------------------------------------------------------------- */
@@ -578,6 +675,7 @@ int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "";
     if (strcmp(which, "unbiased") == 0) case_unbiased();
     else if (strcmp(which, "drift") == 0) case_drift();
+    else if (strcmp(which, "carry") == 0) case_carry();
     else if (strcmp(which, "excess") == 0) case_excess();
     else if (strcmp(which, "measure") == 0) case_measure();
     else if (strcmp(which, "codec") == 0) case_codec();

@@ -53,6 +53,9 @@ const std::map<std::string, std::string> kOtherValue{
     {"OPTIREDUCE_HADAMARD_BLOCK", "1024"},
     {"OPTIREDUCE_MAX_LOSS", "0.2"},
     {"OPTIREDUCE_IDENTICAL_REPLICAS", "0"},
+    {"OPTIREDUCE_CARRY", "1"},
+    {"OPTIREDUCE_CARRY_MAX_MB", "64"},
+    {"OPTIREDUCE_CARRY_IDLE_CALLS", "10"},
     {"OPTIREDUCE_SCATTER_REPAIR", "0"},
     {"OPTIREDUCE_ON_EXCESS_LOSS", "exact"},
     {"OPTIREDUCE_IFACE", "eth0"},
@@ -67,7 +70,7 @@ TEST(Agreement, ExactlyTheCrossRankKnobsMustAgree) {
                                                "OPTIREDUCE_PROVIDER", "OPTIREDUCE_SEGMENT_BYTES",
                                                "OPTIREDUCE_DGRAM_PROVIDER", "OPTIREDUCE_HADAMARD",
                                                "OPTIREDUCE_HADAMARD_BLOCK", "OPTIREDUCE_IDENTICAL_REPLICAS",
-                                               "OPTIREDUCE_CODEC", "OPTIREDUCE_ON_EXCESS_LOSS"}));
+                                               "OPTIREDUCE_CARRY", "OPTIREDUCE_CODEC", "OPTIREDUCE_ON_EXCESS_LOSS"}));
     EXPECT_EQ(parsed(FakeEnv{}).agreement_hashes().size(), names.size());
 }
 

@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <string>
 
 namespace optireduce {
 namespace {
@@ -30,22 +29,46 @@ std::vector<std::uint64_t> chunk_bases(const BlockLayout &layout, int ranks, std
     return base;
 }
 
+// Calls fn(shard, chunk, the shard's range, the chunk's range within it) for every chunk of the
+// agreed holes.
+template <class Fn>
+void each_hole_chunk(const BlockLayout &layout, int ranks, std::size_t F, const std::vector<ChunkRange> &holes,
+                     Fn &&fn) {
+    const std::vector<std::uint64_t> base = chunk_bases(layout, ranks, F);
+    for (const ChunkRange &r : holes) {
+        for (std::uint64_t g = r.first; g < std::uint64_t{r.first} + r.count; ++g) {
+            const auto s = static_cast<std::size_t>(std::upper_bound(base.begin(), base.end(), g) - base.begin() - 1);
+            const auto c = static_cast<std::uint32_t>(g - base[s]);
+            const Range theirs = layout.shard(static_cast<int>(s));
+            fn(s, c, theirs, segment_of(theirs.count, F, c));
+        }
+    }
+}
+
 }  // namespace
 
 std::vector<ChunkRange> BoundedOperation::our_holes() const {
     const std::vector<std::uint64_t> base = chunk_bases(layout_, comm_.size, b_.floats_per_datagram);
     const ChunkBitmap &map = rx_.map[1];
     std::vector<ChunkRange> holes;
+    const auto add = [&holes](std::uint32_t g) {
+        if (!holes.empty() && holes.back().first + holes.back().count == g)
+            ++holes.back().count;
+        else
+            holes.push_back({g, 1});
+    };
     for (std::size_t s = 0; s < map.size(); ++s) {
-        if (map.received(s) == map.chunks(s)) continue;
-        for (std::uint32_t c = 0; c < map.chunks(s); ++c) {
-            if (map.test(s, c)) continue;
-            const auto g = static_cast<std::uint32_t>(base[s] + c);
-            if (!holes.empty() && holes.back().first + holes.back().count == g)
-                ++holes.back().count;
-            else
-                holes.push_back({g, 1});
+        if (static_cast<int>(s) == comm_.rank && carry_) {
+            // Under carry a chunk of our shard that we estimated (some contribution missing) is
+            // dropped instead, on every rank, and every rank carries its own part of it: the
+            // contribution that did not arrive reaches the next call, which no estimate does.
+            for (std::uint32_t c = 0; c < reducer_.chunks(); ++c)
+                if (reducer_.estimated(c)) add(static_cast<std::uint32_t>(base[s] + c));
+            continue;
         }
+        if (map.received(s) == map.chunks(s)) continue;
+        for (std::uint32_t c = 0; c < map.chunks(s); ++c)
+            if (!map.test(s, c)) add(static_cast<std::uint32_t>(base[s] + c));
     }
     return holes;
 }
@@ -108,14 +131,15 @@ void BoundedOperation::vote_gone(Clock::time_point start, Clock::time_point now)
     const int p = router_.votes().first_lacking(b_.key, seq_);
     const Clock::time_point heard = router_.last_heard(b_.key, p);
     bump(process_stats().hole_votes_missing);
+    char heard_text[48] = "never";
+    if (heard != Clock::time_point{})
+        std::snprintf(heard_text, sizeof heard_text, "%.1f s ago", ms_between(heard, now) / 1e3);
     char why[320];
-    std::snprintf(
-        why, sizeof why,
-        "rank %d's hole vote for bounded operation %u did not come in %.0f ms (OPTIREDUCE_VOTE_TIMEOUT_MS); "
-        "its last datagram came %s: that rank is stopped, has died or no longer reaches this one, and "
-        "without its vote the ranks' results could differ",
-        p, seq_, ms_between(start, now),
-        heard == Clock::time_point{} ? "never" : (std::to_string(ms_between(heard, now) / 1e3) + " s ago").c_str());
+    std::snprintf(why, sizeof why,
+                  "rank %d's hole vote for bounded operation %u did not come in %.0f ms (OPTIREDUCE_VOTE_TIMEOUT_MS); "
+                  "its last datagram came %s: that rank is stopped, has died or no longer reaches this one, and "
+                  "without its vote the ranks' results could differ",
+                  p, seq_, ms_between(start, now), heard_text);
     failure_ = why;
 }
 
@@ -123,7 +147,6 @@ void BoundedOperation::fill_agreed_holes() {
     if (agreed_.holes.empty()) return;
     const int me = comm_.rank;
     const std::size_t F = b_.floats_per_datagram;
-    const std::vector<std::uint64_t> base = chunk_bases(layout_, comm_.size, F);
     const ChunkBitmap &map = rx_.map[1];
     // A hole's error is its true value, unknown where we miss it: we count the energy per entry
     // of the chunks we have instead (the transform spreads energy evenly).
@@ -131,27 +154,24 @@ void BoundedOperation::fill_agreed_holes() {
     std::uint64_t had = 0, missed = 0, zeroed_for_peers = 0, zeroed_own = 0;
     // Under the transform the rest of each block that lost elements is scaled up so the result
     // stays unbiased (codec/block_rescale.hpp); every rank has the same holes, so the same factors.
+    // Not under carry: the holes' true values come in the next call, and a rescale would count
+    // them twice.
     std::optional<ZeroedPerBlock> zeroed;
-    if (layout_.transform) zeroed.emplace(layout_);
-    for (const ChunkRange &r : agreed_.holes) {
-        for (std::uint64_t g = r.first; g < std::uint64_t{r.first} + r.count; ++g) {
-            const auto s = static_cast<std::size_t>(std::upper_bound(base.begin(), base.end(), g) - base.begin() - 1);
-            const auto c = static_cast<std::uint32_t>(g - base[s]);
-            const Range theirs = layout_.shard(static_cast<int>(s));
-            const Range seg = segment_of(theirs.count, F, c);
-            float *p = result_ + theirs.offset + seg.offset;
-            if (static_cast<int>(s) == me || map.test(s, c)) {
-                had_sq += sum_squares(p, seg.count);
-                had += seg.count;
-                zeroed_for_peers += seg.count;
-                if (static_cast<int>(s) == me) zeroed_own += seg.count;
-            } else {
-                missed += seg.count;
-            }
-            std::memset(p, 0, seg.count * sizeof(float));
-            if (zeroed) zeroed->add(static_cast<int>(s), seg);
-        }
-    }
+    if (layout_.transform && !carry_) zeroed.emplace(layout_);
+    each_hole_chunk(layout_, comm_.size, F, agreed_.holes,
+                    [&](std::size_t s, std::uint32_t c, Range theirs, Range seg) {
+                        float *p = result_ + theirs.offset + seg.offset;
+                        if (static_cast<int>(s) == me || map.test(s, c)) {
+                            had_sq += sum_squares(p, seg.count);
+                            had += seg.count;
+                            zeroed_for_peers += seg.count;
+                            if (static_cast<int>(s) == me) zeroed_own += seg.count;
+                        } else {
+                            missed += seg.count;
+                        }
+                        std::memset(p, 0, seg.count * sizeof(float));
+                        if (zeroed) zeroed->add(static_cast<int>(s), seg);
+                    });
     if (zeroed) zeroed->rescale(result_);
     const double total_sq = sum_squares(result_, layout_.padded);
     const std::uint64_t kept = layout_.padded - had - missed;
@@ -164,6 +184,29 @@ void BoundedOperation::fill_agreed_holes() {
     report_.lost += zeroed_for_peers;
     bump(process_stats().entries_lost_ag, zeroed_for_peers);
     bump(process_stats().entries_zeroed_for_peers, zeroed_for_peers);
+}
+
+void BoundedOperation::keep_residual() {
+    if (!carry_ || agreed_.holes.empty()) return;
+    const std::size_t F = b_.floats_per_datagram;
+    std::uint64_t entries = 0;
+    each_hole_chunk(layout_, comm_.size, F, agreed_.holes,
+                    [&](std::size_t, std::uint32_t, Range, Range seg) { entries += seg.count; });
+    const CarryStore::Target to = b_.carry->target(*carry_, n_, layout_.padded, entries);
+    if (!to.residual) return;  // beyond OPTIREDUCE_CARRY_MAX_MB: dropped, counted
+    // Our contribution where the holes are, zero elsewhere, in the wire domain; then back in the
+    // input's (the transform is linear, so the next call's transform of input plus residual
+    // sends exactly what was dropped). The scratch is built first: the residual's buffer may be
+    // this call's input, which wire_ is without the transform.
+    std::fill(to.scratch, to.scratch + layout_.padded, 0.0f);
+    each_hole_chunk(layout_, comm_.size, F, agreed_.holes, [&](std::size_t, std::uint32_t, Range theirs, Range seg) {
+        const std::size_t at = theirs.offset + seg.offset;
+        std::memcpy(to.scratch + at, wire_ + at, seg.count * sizeof(float));
+    });
+    if (layout_.transform)
+        decode(layout_, to.scratch, to.residual, hadamard::SignKey{b_.sign_seed, comm_.comm_id, seq_});
+    else
+        std::memcpy(to.residual, to.scratch, n_ * sizeof(float));
 }
 
 }  // namespace optireduce

@@ -32,7 +32,7 @@ std::size_t BoundedOperation::coded_staging_bytes(const BlockLayout &layout, con
 }
 
 BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, std::uint32_t seq,
-                                   const float *in, float *out)
+                                   const float *in, float *out, CarryStore::Slot *carry)
     : comm_(comm),
       b_(*comm.bounded),
       router_(comm.bounded->channel->router),
@@ -50,7 +50,8 @@ BoundedOperation::BoundedOperation(CommState &comm, Staging &staging, const Bloc
       sent_bytes_(static_cast<std::size_t>(comm.size), 0),
       send_seconds_(static_cast<std::size_t>(comm.size), 0),
       reducer_(comm.rank, comm.size, own_, b_.floats_per_datagram, {wire_, incoming_, result_, layout.padded}),
-      feedback_(b_, rx_, comm.rank, comm.size, seq, layout.n * sizeof(float)) {
+      feedback_(b_, rx_, comm.rank, comm.size, seq, layout.n * sizeof(float)),
+      carry_(carry) {
     const int N = comm.size, me = comm.rank;
     const std::size_t F = b_.floats_per_datagram;
     rx_.seq = seq_;
@@ -279,10 +280,12 @@ void BoundedOperation::finish_phase(int phase, Close how) {
 }
 
 void BoundedOperation::fill_and_copy_out() {
-    if (b_.identical_replicas)
+    if (b_.identical_replicas) {
         fill_agreed_holes();
-    else
+        keep_residual();
+    } else {
         fill_own_holes();
+    }
     estimate_error();
     // One write into the user's buffer, after every read of the input (MPI_IN_PLACE aliases
     // them): the inverse transform, or a copy.

@@ -46,8 +46,10 @@ class BoundedOperation {
 public:
     // seq: the operation's sequence number, taken from comm.next_seq by the caller before anything
     // that can fail, so that every rank numbers every eligible call alike.
+    // carry: OPTIREDUCE_CARRY's slot for this call (nullptr: off); what the operation drops is
+    // kept there for the next call on the same buffer.
     BoundedOperation(CommState &comm, Staging &staging, const BlockLayout &layout, std::uint32_t seq, const float *in,
-                     float *out);
+                     float *out, CarryStore::Slot *carry = nullptr);
     BoundedOperation(const BoundedOperation &) = delete;
     BoundedOperation &operator=(const BoundedOperation &) = delete;
 
@@ -105,6 +107,9 @@ private:
     // The wait for votes gave up at `now` (it began at `start`): failure_ says whose and why.
     void vote_gone(Clock::time_point start, Clock::time_point now);
     void fill_agreed_holes();
+    // OPTIREDUCE_CARRY: our own contribution to the agreed holes, back in the input's domain, into
+    // the carry slot (engine/setup/carry_store.hpp).
+    void keep_residual();
     // Codecs other than fp32: every chunk of our contribution to the others' shards, coded once.
     void code_contribution();
     // Chunk c of our reduced shard is final: coded once for every receiver (and for repair), and
@@ -150,6 +155,7 @@ private:
     double fill_error_sq_ = 0;
     HoleVotes::Outcome agreed_;  // the union of every rank's holes, once agree_on_holes ran
     std::string failure_;
+    CarryStore::Slot *carry_;
     OpReport report_;
 };
 

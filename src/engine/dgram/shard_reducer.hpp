@@ -27,6 +27,8 @@ public:
     ShardReducer(int rank, int ranks, Range own, std::size_t floats_per_datagram, Buffers buffers);
 
     std::uint32_t chunks() const { return static_cast<std::uint32_t>(reduced_.size()); }
+    // Chunk c was estimated: some contribution to it did not arrive (after reduce_rest).
+    bool estimated(std::uint32_t c) const { return reduced_[c] == kEstimated; }
     // Chunk c's contributions are all in (the router counted them under its lock): sums them.
     void reduce_complete(std::uint32_t c);
     // After the reduce-scatter closed, with its final map: every chunk not reduced yet, summed or
@@ -59,7 +61,8 @@ private:
     Range own_;
     std::size_t F_;
     Buffers buf_;
-    std::vector<std::uint8_t> reduced_;  // per chunk
+    static constexpr std::uint8_t kSummed = 1, kEstimated = 2;
+    std::vector<std::uint8_t> reduced_;  // per chunk: 0, kSummed or kEstimated
     struct LossyChunk {
         std::size_t len;
         int peers;

@@ -156,6 +156,20 @@ void apply_comm_hints(CommState &st) {
     CommState::Bounded &b = *st.bounded;
     b.codec = hints.codec().value_or(cfg.codec);
     b.floats_per_datagram = entries_per_payload(b.codec, b.payload_bytes);
+    // Carry keeps what every rank dropped alike: only agreed holes are (the environment's pair
+    // is checked at startup; a hint can only ask).
+    const bool carry = hints.carry().value_or(cfg.carry);
+    if (carry && !b.identical_replicas && st.rank == 0)
+        OPTIREDUCE_LOG(warn,
+                       "optireduce_carry=1 needs OPTIREDUCE_IDENTICAL_REPLICAS=1: nothing is carried on this "
+                       "communicator. Set OPTIREDUCE_IDENTICAL_REPLICAS=1 to carry.");
+    if (!carry || !b.identical_replicas) {
+        b.carry.reset();  // its pending residuals are counted as dropped
+    } else if (!b.carry) {
+        constexpr double kMiB = 1024.0 * 1024.0;
+        b.carry = std::make_unique<CarryStore>(static_cast<std::size_t>(cfg.carry_max_mb * kMiB),
+                                               static_cast<std::uint64_t>(cfg.carry_idle_calls));
+    }
 }
 
 int copy_comm_hints_attr(MPI_Comm, int, void *, void *in, void *out, int *flag) {

@@ -11,6 +11,7 @@
 #include "engine/deadlines/straggler_bound.hpp"
 #include "engine/dgram/dgram_router.hpp"
 #include "engine/requests/comm_executor.hpp"
+#include "engine/setup/carry_store.hpp"
 #include "engine/setup/op_report.hpp"
 #include "engine/setup/staging.hpp"
 #include "policy/eligibility.hpp"
@@ -84,6 +85,8 @@ public:
         std::uint64_t excess_warnings = 0;
         // OPTIREDUCE_MAX_LOSS, or the communicator's optireduce_max_loss hint (apply_comm_hints).
         double max_loss = 0;
+        // OPTIREDUCE_CARRY, or the optireduce_carry hint, on: the residuals (apply_comm_hints).
+        std::unique_ptr<CarryStore> carry;
     };
     std::unique_ptr<Bounded> bounded;
 
