@@ -6,6 +6,8 @@
 #   bounded       the same job with liboptireduce.so preloaded, OPTIREDUCE_MODE=bounded
 #   bounded-bf16  ... and OPTIREDUCE_CODEC=bf16 (the gradients travel as bfloat16)
 #   bounded-int8  ... and OPTIREDUCE_CODEC=int8 (int8 levels and a scale per datagram)
+#   bounded-carry, bounded-int8-carry, bounded-bf16-carry
+#                 ... and OPTIREDUCE_CARRY=1 (what a step drops goes into the next step)
 #   exact         ... OPTIREDUCE_MODE=exact
 #   gloo          torch.distributed's Gloo (rank 0 on ordemo-h0, 10.77.0.10, interface eth0)
 #   gloo-fp16     Gloo on float16 copies of the buckets (train.py --wire-dtype fp16, as PyTorch's
@@ -68,7 +70,8 @@ usage: $(basename -- "$0") OUTDIR [BUILD_DIR] [--seeds N] [--conditions LIST] [-
   --backends    which back-ends, from native, bounded, bounded-bf16, bounded-int8, exact, gloo
                 and gloo-fp16 (default native,bounded,exact,gloo); bounded-bf16 and
                 bounded-int8 are bounded with OPTIREDUCE_CODEC=bf16 / int8, gloo-fp16 is Gloo
-                with the buckets cast to float16 around the all_reduce (fp16_compress_hook)
+                with the buckets cast to float16 around the all_reduce (fp16_compress_hook);
+                a bounded back-end with -carry appended runs with OPTIREDUCE_CARRY=1
   --quick       30 iterations at most, target accuracy 0.9: a few minutes per condition
   --dry-run     check the arguments, write OUTDIR/setup.txt and the tail schedules, list the runs,
                 and stop (no root, build or cloud needed)
@@ -103,9 +106,9 @@ for c in "${conds[@]}"; do
     { echo "unknown condition '$c' (clean, loss, tail, cotenant)" >&2; exit 2; }
 done
 for b in "${backends[@]}"; do
-  [[ $b =~ ^(native|bounded|bounded-bf16|bounded-int8|exact|gloo|gloo-fp16)$ ]] ||
-    { echo "unknown back-end '$b' (native, bounded, bounded-bf16, bounded-int8, exact, gloo," \
-        "gloo-fp16)" >&2; exit 2; }
+  [[ $b =~ ^(native|bounded(-bf16|-int8)?(-carry)?|exact|gloo|gloo-fp16)$ ]] ||
+    { echo "unknown back-end '$b' (native, bounded, bounded-bf16, bounded-int8, each also with" \
+        "-carry, exact, gloo, gloo-fp16)" >&2; exit 2; }
 done
 lib=$build/wrappers/liboptireduce.so
 base_lib=''
@@ -252,10 +255,12 @@ start_job() { # backend seed label base [train.py options...]
     # The codec is set for every bounded back-end, fp32 included: an OPTIREDUCE_CODEC left in
     # the caller's environment (mpirun.sh passes OPTIREDUCE_* on) must not turn "bounded" into
     # a codec run under the wrong name.
-    bounded|bounded-bf16|bounded-int8)
-      local codec=fp32
-      if [[ $backend == bounded-* ]]; then codec=${backend#bounded-}; fi
-      env=(LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_CODEC="$codec" OPTIREDUCE_STATS=1) ;;
+    bounded|bounded-bf16|bounded-int8|bounded-carry|bounded-bf16-carry|bounded-int8-carry)
+      local codec=fp32 carry=0 kind=${backend%-carry}
+      if [[ $backend == *-carry ]]; then carry=1; fi
+      if [[ $kind == bounded-* ]]; then codec=${kind#bounded-}; fi
+      env=(LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_CODEC="$codec" OPTIREDUCE_CARRY="$carry"
+           OPTIREDUCE_STATS=1) ;;
     exact) env=(LD_PRELOAD="$lib" OPTIREDUCE_MODE=exact OPTIREDUCE_STATS=1) ;;
     baseline) env=(LD_PRELOAD="$base_lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_STATS=1) ;;
     gloo|gloo-fp16)

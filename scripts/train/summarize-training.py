@@ -33,7 +33,7 @@ BACKENDS = ["native", "bounded", "bounded-bf16", "bounded-int8", "exact", "gloo"
             "baseline"]
 # Bounded mode with a reduced-precision wire codec, and the peer they are judged against: Gloo
 # with the gradients cast to float16 around its all_reduce (fp16_compress_hook's way).
-CODECS = ["bounded-bf16", "bounded-int8"]
+CODECS = ["bounded-bf16", "bounded-int8", "bounded-bf16-carry", "bounded-int8-carry"]
 REDUCED = CODECS + ["gloo-fp16"]
 CONDITIONS = {
     "clean": "clean network (4 hosts, 1 Gbit/s)",
@@ -43,7 +43,8 @@ CONDITIONS = {
 }
 COLORS = {"native": "tab:blue", "bounded": "tab:red", "bounded-bf16": "tab:pink",
           "bounded-int8": "tab:brown", "exact": "tab:green", "gloo": "tab:orange",
-          "gloo-fp16": "tab:olive", "baseline": "tab:purple"}
+          "gloo-fp16": "tab:olive", "baseline": "tab:purple", "bounded-carry": "tab:cyan",
+          "bounded-int8-carry": "tab:gray"}
 
 
 def load_runs(outdir):
@@ -235,7 +236,12 @@ def row_stats(runs):
     # Both phases carry the same number of entries: half of entries_expected is the all-gather's.
     lost_ag = [r["entries_lost_ag"] / (r["entries_expected"] / 2)
                for r in ok if r.get("entries_lost_ag") is not None and r.get("entries_expected")]
+    # Entries a rank's input carried into the next step, per entry of its all-gather (OPTIREDUCE_CARRY).
+    carried = [r["entries_carried"] / (r["entries_expected"] / 2)
+               for r in ok if r.get("entries_carried") is not None and r.get("entries_expected")]
     return {
+        "carried": mean_or_none(carried),
+        "carry_dropped": sum(r.get("carry_dropped_entries") or 0 for r in ok),
         "seeds": len(runs), "failed": len(runs) - len(ok),
         "reached": sum(t is not None for t in ttt), "ttt_mean": mean_or_none(ttt), "ttt": ttt,
         "acc": mean_or_none([r.get("final_acc") for r in ok]),
@@ -270,7 +276,8 @@ def speedup(base, this):
 
 def table(cond, by_backend, reduced=False):
     """reduced: the run has reduced-precision back-ends; adds the speed-up against gloo-fp16
-    (codec rows) and the wire bytes per entry."""
+    (codec rows) and the wire bytes per entry. A run with a -carry back-end adds the entries
+    carried into the next step and those dropped for good."""
     stats = {b: row_stats(by_backend[b]) for b in ordered(by_backend)}
     native = stats.get("native", {}).get("ttt_mean")
     gloo = stats.get("gloo", {}).get("ttt_mean")
@@ -285,6 +292,10 @@ def table(cond, by_backend, reduced=False):
     if reduced:
         lines[0] = lines[0].replace("| vs Gloo |", "| vs Gloo | vs Gloo fp16 |") + \
             " wire bytes/entry (≤) |"
+        lines[1] += "---:|---:|"
+    carry = any(b.endswith("-carry") for b in stats)
+    if carry:
+        lines[0] += " entries carried | residual entries dropped |"
         lines[1] += "---:|---:|"
     for b, s in stats.items():
         per_seed = ", ".join(fmt(t, "%.1f") for t in s["ttt"]) or "–"
@@ -303,6 +314,8 @@ def table(cond, by_backend, reduced=False):
             codec = b.replace("-cotenant", "") in CODECS
             cells.insert(5, speedup(gloo16, s["ttt_mean"]) if codec else "–")
             cells.append(fmt(s["wire"], "%.2f"))
+        if carry:
+            cells += [fmt(s["carried"], "%.2e"), fmt(s["carry_dropped"], "%d")]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

@@ -206,7 +206,8 @@ class LibraryStats:
     # What read() returns, in order (library_totals sums them over the ranks).
     FIELDS = ("engine_calls", "entries_lost", "entries_expected", "entries_lost_ag",
               "stragglers_written_off", "repair_chunks_requested", "repair_chunks_sent",
-              "scatter_repair_chunks_requested", "scatter_repair_chunks_sent")
+              "scatter_repair_chunks_requested", "scatter_repair_chunks_sent", "entries_carried",
+              "carry_dropped_entries")
 
     def read(self):
         """This process's counters, in FIELDS' order, or None."""
@@ -217,7 +218,9 @@ class LibraryStats:
                 s.entries_expected_rs + s.entries_expected_ag, s.entries_lost_ag,
                 s.stragglers_written_off, s.repair_chunks_requested, s.repair_chunks_sent,
                 # 0 from a library older than reduce-scatter repair (a baseline build)
-                getattr(s, "scatter_repair_chunks_requested", 0), getattr(s, "scatter_repair_chunks_sent", 0))
+                getattr(s, "scatter_repair_chunks_requested", 0), getattr(s, "scatter_repair_chunks_sent", 0),
+                # 0 from a library older than OPTIREDUCE_CARRY
+                getattr(s, "entries_carried", 0), getattr(s, "carry_dropped_entries", 0))
 
 
 # --- gradient buckets -----------------------------------------------------------------------------
