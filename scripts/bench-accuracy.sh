@@ -26,15 +26,25 @@
 # with the deadline pinned at 10 s (nothing lost: the codec's own error), and writes
 # OUTDIR/codecs.txt, one line per job: "<codec> <default|pinned> measure <floats> <ops>
 # <P50 ms> <NMSE> <worst error / RMS> <error estimate> <entries lost>". About a minute.
+# --carry runs only carry's comparison: at 5% of packets dropped on arrival at every host, 10
+# consecutive operations of 4 MiB on one buffer with OPTIREDUCE_CARRY=0 and =1, alternating,
+# --carry-runs times each (default 3), and writes OUTDIR/carry.txt, one line per job:
+# "carry-measure <off|on> <floats> <ops> <NMSE of the sum over the 10 results> <NMSE per
+# operation> <error of the sum / rms error per op> <operations with error>" (test/bounded's
+# carry case). About 2 minutes.
 set -euo pipefail
 here=$(cd "$(dirname -- "$0")" && pwd)
-usage="usage: bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N] [--codec fp32|bf16|int8] [--codecs C,C...]"
-out='' build=$here/../build build_given=0 pairs=0 codec='' codecs=''
+usage="usage: bench-accuracy.sh OUTDIR [BUILD_DIR] [--pairs N] [--codec fp32|bf16|int8] [--codecs C,C...] [--carry] [--carry-runs N]"
+out='' build=$here/../build build_given=0 pairs=0 codec='' codecs='' carry=0 carry_runs=3
 while (($#)); do
   case $1 in
     --pairs)
       [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
       pairs=$2; shift 2 ;;
+    --carry) carry=1; shift ;;
+    --carry-runs)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
+      carry_runs=$2; shift 2 ;;
     --codec)
       [[ ${2:-} =~ ^(fp32|bf16|int8)$ ]] || { echo "--codec takes fp32, bf16 or int8" >&2; exit 2; }
       codec=$2; shift 2 ;;
@@ -89,6 +99,25 @@ run() {  # experiment setting hadamard sizes ops [VAR=VALUE...]
   launch "$log" "$ht" "$sizes" "$ops" "$@"
   grep '^measure' "$log" | sed "s/^/$exp $setting-$ht /" | tee -a "$result"
 }
+
+if ((carry)); then
+  result=$out/carry.txt
+  new_result "$result"
+  "$cloud/set.sh" --loss 0.05 >/dev/null
+  for ((i = 1; i <= carry_runs; i++)); do
+    for c in 0 1; do
+      log=$out/carry-$c-$i.txt
+      env "${codec_env[@]}" LD_PRELOAD="$lib" OPTIREDUCE_MODE=bounded OPTIREDUCE_MIN_BYTES=0 OPTIREDUCE_STATS=1 \
+        OPTIREDUCE_CARRY=$c CHECK_CARRY_OFF=$((1 - c)) CHECK_CARRY_MEASURE=1 CHECK_FLOATS=1048576 CHECK_OPS=10 \
+        "$cloud/mpirun.sh" 4 --timeout 900 -x CHECK_CARRY_OFF -x CHECK_CARRY_MEASURE -x CHECK_FLOATS -x CHECK_OPS \
+        -- "$check" carry >"$log" 2>&1 || { echo "run failed, see $log" >&2; exit 1; }
+      grep '^carry-measure' "$log" | tee -a "$result"
+    done
+  done
+  "$cloud/set.sh" --loss 0 >/dev/null
+  echo "results: $result"
+  exit 0
+fi
 
 if [[ -n $codecs ]]; then
   result=$out/codecs.txt

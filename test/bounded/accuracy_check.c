@@ -34,7 +34,11 @@
  *             where independent drops grow as sqrt(K)); with CHECK_CARRY_OFF=1 (carry off) the
  *             check is that it does grow. Replicas bit-identical in every operation; entries
  *             carried and carried in. With OPTIREDUCE_CARRY_IDLE_CALLS set, the calls on another
- *             buffer that follow drop the first buffer's residual, counted.
+ *             buffer that follow drop the first buffer's residual, counted. CHECK_FLOATS and
+ *             CHECK_OPS size it; with CHECK_CARRY_MEASURE=1 only replicas are checked, and rank 0
+ *             prints, for scripts/bench-accuracy.sh --carry,
+ *               carry-measure <on|off> <floats> <ops> <NMSE of the sum over the ops>
+ *                             <NMSE per op> <the ratio above> <ops with error>
  *   measure   not a check: for each size in CHECK_SIZES (floats, comma separated) runs CHECK_OPS
  *             allreduces of gradient-like inputs and rank 0 prints one line
  *               measure <floats> <ops> <p50 ms> <nmse> <max |error| / rms> <mean estimate> <loss>
@@ -209,14 +213,17 @@ static double carry_op(const float *in, float *out, size_t n, int nonblocking, d
 }
 
 static void case_carry(void) {
-    const size_t n = 1 << 16;
-    const int ops = 20;
+    const size_t n = (size_t)env_num("CHECK_FLOATS", 1 << 16);
+    const int ops = (int)env_num("CHECK_OPS", 20);
+    /* scripts/bench-accuracy.sh --carry: print the figures, check nothing but replicas. */
+    const int measure_only = env_num("CHECK_CARRY_MEASURE", 0) != 0;
     const int off = env_num("CHECK_CARRY_OFF", 0) != 0;
     const double max_ratio = env_num("CARRY_MAX_RATIO", 2);
     const int idle = (int)env_num("OPTIREDUCE_CARRY_IDLE_CALLS", 0);
     const optireduce_stats_t first = stats();
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
     double *cum = calloc(n, sizeof *cum), *hi = malloc(n * sizeof *hi), *lo = malloc(n * sizeof *lo);
+    double *exact_sum = calloc(n, sizeof *exact_sum);
     double err2_sum = 0, norm2_sum = 0;
     int lossy = 0;
     for (int op = 0; op < ops; ++op) {
@@ -229,6 +236,7 @@ static void case_carry(void) {
             for (int r = 0; r < g_size; ++r) exact += grad(r, op, i);
             const double e = (double)out[i] - exact;
             cum[i] += e;
+            exact_sum[i] += exact;
             err2 += e * e;
             norm2 += exact * exact;
         }
@@ -236,8 +244,11 @@ static void case_carry(void) {
         norm2_sum += norm2;
         lossy += err2 > 1e-6 * norm2;
     }
-    double cum2 = 0;
-    for (size_t i = 0; i < n; ++i) cum2 += cum[i] * cum[i];
+    double cum2 = 0, exact2 = 0;
+    for (size_t i = 0; i < n; ++i) {
+        cum2 += cum[i] * cum[i];
+        exact2 += exact_sum[i] * exact_sum[i];
+    }
     const double rms_op = sqrt(err2_sum / ops), ratio = rms_op > 0 ? sqrt(cum2) / rms_op : 0;
     const optireduce_stats_t mid = stats();
     const unsigned long long carried = mid.entries_carried - first.entries_carried,
@@ -246,8 +257,14 @@ static void case_carry(void) {
            "%.3f (sqrt(K) = %.2f); rms error per op / rms sum %.3g; entries carried %llu, carried in %llu\n",
            g_rank, off ? "off" : "on", lossy, ops, ops, ratio, sqrt((double)ops), sqrt(err2_sum / norm2_sum), carried,
            carried_in);
-    CHECK(lossy >= ops / 4, "only %d of %d ops lost anything: nothing to carry", lossy, ops);
-    if (off) {
+    if (g_rank == 0)
+        printf("carry-measure %s %zu %d %.4g %.4g %.3f %d\n", off ? "off" : "on", n, ops, exact2 > 0 ? cum2 / exact2 : 0,
+               norm2_sum > 0 ? err2_sum / norm2_sum : 0, ratio, lossy);
+    if (measure_only) {
+        /* only the replicas were checked */
+    } else if (lossy < ops / 4) {
+        CHECK(0, "only %d of %d ops lost anything: nothing to carry", lossy, ops);
+    } else if (off) {
         CHECK(carried == 0 && carried_in == 0, "carry off, yet %llu entries carried, %llu carried in", carried,
               carried_in);
         CHECK(ratio > max_ratio, "carry off, yet the error of the sum over %d ops is only %.3f x one op's", ops, ratio);
@@ -258,7 +275,7 @@ static void case_carry(void) {
               "the next",
               ops, ratio, max_ratio);
     }
-    if (idle > 0 && !off) {
+    if (idle > 0 && !off && !measure_only) {
         /* Another buffer, idle + 1 calls: the first buffer's residual (pending after its last
          * call, which lost something with high probability) is dropped and counted. */
         float *other = malloc(n * sizeof *other);
@@ -275,6 +292,7 @@ static void case_carry(void) {
     free(in);
     free(out);
     free(cum);
+    free(exact_sum);
     free(hi);
     free(lo);
 }
