@@ -58,14 +58,6 @@ std::vector<ChunkRange> BoundedOperation::our_holes() const {
             holes.push_back({g, 1});
     };
     for (std::size_t s = 0; s < map.size(); ++s) {
-        if (static_cast<int>(s) == comm_.rank && carry_) {
-            // Under carry a chunk of our shard that we estimated (some contribution missing) is
-            // dropped instead, on every rank, and every rank carries its own part of it: the
-            // contribution that did not arrive reaches the next call, which no estimate does.
-            for (std::uint32_t c = 0; c < reducer_.chunks(); ++c)
-                if (reducer_.estimated(c)) add(static_cast<std::uint32_t>(base[s] + c));
-            continue;
-        }
         if (map.received(s) == map.chunks(s)) continue;
         for (std::uint32_t c = 0; c < map.chunks(s); ++c)
             if (!map.test(s, c)) add(static_cast<std::uint32_t>(base[s] + c));

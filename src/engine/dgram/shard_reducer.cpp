@@ -39,7 +39,7 @@ void ShardReducer::reduce_complete(std::uint32_t c) {
     const Range g = segment_of(own_.count, F_, c);
     terms_of(nullptr, c, g, terms_, nullptr);
     sum_in_order(terms_, buf_.result + own_.offset + g.offset, g.count);
-    reduced_[c] = kSummed;
+    reduced_[c] = 1;
 }
 
 void ShardReducer::reduce_partial(const ChunkBitmap &map, std::uint32_t c) {
@@ -53,10 +53,8 @@ void ShardReducer::reduce_partial(const ChunkBitmap &map, std::uint32_t c) {
     } else {
         estimate_partial_sum(buf_.wire + own_.offset + g.offset, peers_, ranks_, dst, g.count);
         lossy_.push_back({g.count, static_cast<int>(peers_.size())});
-        reduced_[c] = kEstimated;
-        return;
     }
-    reduced_[c] = kSummed;
+    reduced_[c] = 1;
 }
 
 void ShardReducer::finish_error(const ChunkBitmap &map) {

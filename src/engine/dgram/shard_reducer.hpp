@@ -27,8 +27,6 @@ public:
     ShardReducer(int rank, int ranks, Range own, std::size_t floats_per_datagram, Buffers buffers);
 
     std::uint32_t chunks() const { return static_cast<std::uint32_t>(reduced_.size()); }
-    // Chunk c was estimated: some contribution to it did not arrive (after reduce_rest).
-    bool estimated(std::uint32_t c) const { return reduced_[c] == kEstimated; }
     // Chunk c's contributions are all in (the router counted them under its lock): sums them.
     void reduce_complete(std::uint32_t c);
     // After the reduce-scatter closed, with its final map: every chunk not reduced yet, summed or
@@ -61,8 +59,7 @@ private:
     Range own_;
     std::size_t F_;
     Buffers buf_;
-    static constexpr std::uint8_t kSummed = 1, kEstimated = 2;
-    std::vector<std::uint8_t> reduced_;  // per chunk: 0, kSummed or kEstimated
+    std::vector<std::uint8_t> reduced_;  // per chunk
     struct LossyChunk {
         std::size_t len;
         int peers;
