@@ -120,7 +120,9 @@
                                  "and count within OPTIREDUCE_CARRY_IDLE_CALLS calls, beyond " \
                                  "OPTIREDUCE_CARRY_MAX_MB, or their communicator freed") \
     U64(carry_bytes,             "OPTIREDUCE_CARRY: bytes the residuals (and their scratch) hold now, all " \
-                                 "communicators")
+                                 "communicators") \
+    U64(carry_capped_calls,      "OPTIREDUCE_CARRY: calls whose residual was larger than their input and was " \
+                                 "scaled down to its norm before it was added (the rest dropped)")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

@@ -4,6 +4,7 @@
 #include "telemetry/stats.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace optireduce {
 
@@ -38,7 +39,19 @@ CarryStore::Slot &CarryStore::begin(const void *recvbuf, std::size_t count) {
 const float *CarryStore::input(Slot &slot, const float *in, std::size_t count) {
     if (slot.pending == 0) return in;
     float *x = slot.values.data();
-    for (std::size_t i = 0; i < count; ++i) x[i] += in[i];
+    double in2 = 0, res2 = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        in2 += static_cast<double>(in[i]) * in[i];
+        res2 += static_cast<double>(x[i]) * x[i];
+    }
+    const double cap2 = kMaxResidualRatio * kMaxResidualRatio * in2;
+    if (res2 > cap2) {
+        const auto k = static_cast<float>(std::sqrt(cap2 / res2));
+        for (std::size_t i = 0; i < count; ++i) x[i] = x[i] * k + in[i];
+        bump(process_stats().carry_capped_calls);
+    } else {
+        for (std::size_t i = 0; i < count; ++i) x[i] += in[i];
+    }
     bump(process_stats().entries_carried_in, slot.pending);
     slot.pending = 0;
     return x;
