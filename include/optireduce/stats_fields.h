@@ -122,7 +122,9 @@
     U64(carry_bytes,             "OPTIREDUCE_CARRY: bytes the residuals (and their scratch) hold now, all " \
                                  "communicators") \
     U64(carry_capped_calls,      "OPTIREDUCE_CARRY: calls whose residual was larger than their input and was " \
-                                 "scaled down to its norm before it was added (the rest dropped)")
+                                 "scaled down to its norm before it was added (the rest dropped)") \
+    U64(carry_spell_calls,       "OPTIREDUCE_CARRY: calls whose agreed holes held more than a quarter of the " \
+                                 "vector (a host slow for a while): rescaled as without carry, nothing carried")
 /* clang-format on */
 
 #endif /* OPTIREDUCE_STATS_FIELDS_H */

@@ -36,7 +36,8 @@
  *             where independent drops grow as sqrt(K)); with CHECK_CARRY_OFF=1 (carry off) the
  *             check is that it does grow. Replicas bit-identical in every operation; entries
  *             carried and carried in (CHECK_CARRY_HINT=1: on a communicator whose optireduce_carry
- *             hint asks for it). With OPTIREDUCE_CARRY_IDLE_CALLS set, the calls on another
+ *             hint asks for it; CHECK_CARRY_SPELL=1: some calls lost more than a quarter of the
+ *             vector, and were counted as spells, not carried). With OPTIREDUCE_CARRY_IDLE_CALLS set, the calls on another
  *             buffer that follow drop the first buffer's residual, counted. CHECK_FLOATS and
  *             CHECK_OPS size it; with CHECK_CARRY_MEASURE=1 only replicas are checked, and rank 0
  *             prints, for scripts/bench-accuracy.sh --carry,
@@ -275,6 +276,14 @@ static void case_carry(void) {
     if (g_rank == 0)
         printf("carry-measure %s %zu %d %.4g %.4g %.3f %d\n", off ? "off" : "on", n, ops, exact2 > 0 ? cum2 / exact2 : 0,
                norm2_sum > 0 ? err2_sum / norm2_sum : 0, ratio, lossy);
+    if (env_num("CHECK_CARRY_SPELL", 0) != 0) {
+        /* Holes beyond a quarter of the vector: those operations are rescaled, not carried. */
+        const unsigned long long spells = mid.carry_spell_calls - first.carry_spell_calls;
+        printf("carry rank %d: %llu calls with more than a quarter of the vector in holes\n", g_rank, spells);
+        CHECK(spells > 0, "no call counted as a spell at this loss (carry_spell_calls)");
+        if (spells == (unsigned long long)ops)
+            CHECK(carried == 0, "%llu entries carried though every call was a spell", carried);
+    }
     if (measure_only) {
         /* only the replicas were checked */
     } else if (lossy < 2) {

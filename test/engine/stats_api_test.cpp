@@ -108,7 +108,7 @@ TEST(StatsApi, FieldNamesDescribeTheStruct) {
     const int est = static_cast<int>(offsetof(optireduce_stats_t, error_estimate_sum) / 8);
     EXPECT_STREQ(optireduce_stats_field_name(est), "error_estimate_sum");
     EXPECT_STREQ(optireduce_stats_field_type(est), "double");
-    EXPECT_STREQ(optireduce_stats_field_name(n - 1), "carry_capped_calls");  // the newest, appended last
+    EXPECT_STREQ(optireduce_stats_field_name(n - 1), "carry_spell_calls");  // the newest, appended last
     EXPECT_EQ(optireduce_stats_field_name(-1), nullptr);
     EXPECT_EQ(optireduce_stats_field_name(n), nullptr);
     EXPECT_EQ(optireduce_stats_field_type(n), nullptr);

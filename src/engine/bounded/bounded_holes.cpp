@@ -146,10 +146,14 @@ void BoundedOperation::fill_agreed_holes() {
     std::uint64_t had = 0, missed = 0, zeroed_for_peers = 0, zeroed_own = 0;
     // Under the transform the rest of each block that lost elements is scaled up so the result
     // stays unbiased (codec/block_rescale.hpp); every rank has the same holes, so the same factors.
-    // Not under carry: the holes' true values come in the next call, and a rescale would count
+    // Not where carried: the holes' true values come in the next call, and a rescale would count
     // them twice.
+    each_hole_chunk(layout_, comm_.size, F, agreed_.holes,
+                    [&](std::size_t, std::uint32_t, Range, Range seg) { hole_entries_ += seg.count; });
+    carrying_ = carry_ && static_cast<double>(hole_entries_) <= kCarryMaxHoles * static_cast<double>(layout_.padded);
+    if (carry_ && !carrying_) bump(process_stats().carry_spell_calls);
     std::optional<ZeroedPerBlock> zeroed;
-    if (layout_.transform && !carry_) zeroed.emplace(layout_);
+    if (layout_.transform && !carrying_) zeroed.emplace(layout_);
     each_hole_chunk(layout_, comm_.size, F, agreed_.holes,
                     [&](std::size_t s, std::uint32_t c, Range theirs, Range seg) {
                         float *p = result_ + theirs.offset + seg.offset;
@@ -179,12 +183,9 @@ void BoundedOperation::fill_agreed_holes() {
 }
 
 void BoundedOperation::keep_residual() {
-    if (!carry_ || agreed_.holes.empty()) return;
+    if (!carrying_ || agreed_.holes.empty()) return;
     const std::size_t F = b_.floats_per_datagram;
-    std::uint64_t entries = 0;
-    each_hole_chunk(layout_, comm_.size, F, agreed_.holes,
-                    [&](std::size_t, std::uint32_t, Range, Range seg) { entries += seg.count; });
-    const CarryStore::Target to = b_.carry->target(*carry_, n_, layout_.padded, entries);
+    const CarryStore::Target to = b_.carry->target(*carry_, n_, layout_.padded, hole_entries_);
     if (!to.residual) return;  // beyond OPTIREDUCE_CARRY_MAX_MB: dropped, counted
     // Our contribution where the holes are, zero elsewhere, in the wire domain; then back in the
     // input's (the transform is linear, so the next call's transform of input plus residual

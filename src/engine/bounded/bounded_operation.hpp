@@ -110,6 +110,12 @@ private:
     // OPTIREDUCE_CARRY: our own contribution to the agreed holes, back in the input's domain, into
     // the carry slot (engine/setup/carry_store.hpp).
     void keep_residual();
+    // Under carry, an operation whose agreed holes hold more than this fraction of the vector is
+    // not carried but rescaled, as without carry: a host slow for seconds makes every step of
+    // its spell lose most of itself (75% on the 2.2 M job under the tail), and carried, that
+    // much came back as stale lumps that cost the job 5-20 more steps. Every rank has the same
+    // holes, so the same choice.
+    static constexpr double kCarryMaxHoles = 0.25;
     // Codecs other than fp32: every chunk of our contribution to the others' shards, coded once.
     void code_contribution();
     // Chunk c of our reduced shard is final: coded once for every receiver (and for repair), and
@@ -156,6 +162,8 @@ private:
     HoleVotes::Outcome agreed_;  // the union of every rank's holes, once agree_on_holes ran
     std::string failure_;
     CarryStore::Slot *carry_;
+    bool carrying_ = false;           // carry_, and this operation's holes are carried (kCarryMaxHoles)
+    std::uint64_t hole_entries_ = 0;  // wire entries in the agreed holes
     OpReport report_;
 };
 

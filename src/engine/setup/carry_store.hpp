@@ -12,10 +12,11 @@
 //
 // One residual per key, kept in the buffer that also holds the next call's input (its own plus
 // the residual). A residual larger than the input it joins is scaled down to the input's norm
-// (kMaxResidualRatio; counted in carry_capped_calls): a host slow for seconds leaves most of
-// every step of its spell to carry, and that lump, added at once after the spell (on the 2.2 M
-// job under the tail, ten steps of 75% each), set training back by 20 steps; error feedback
-// assumes what it carries is a fraction of a step. A key no call on the communicator used for `idle_calls` calls, or a
+// (kMaxResidualRatio; counted in carry_capped_calls): error feedback assumes what it carries is
+// a fraction of a step, and a lump that comes back at once sets training back (a host slow for
+// seconds left 75% of ten steps to carry on the 2.2 M job: 20 more steps). Operations that
+// lose that much are not carried at all (BoundedOperation::kCarryMaxHoles); this bounds what
+// several smaller ones in a row can pile up. A key no call on the communicator used for `idle_calls` calls, or a
 // residual that would take the store beyond `max_bytes`, is dropped and counted (carry_dropped_entries). Calls on one
 // communicator run one at a time (comm_executor.hpp), so the store takes no lock.
 #pragma once
