@@ -198,6 +198,16 @@ static void case_unbiased(void) {
     free(s2);
 }
 
+/* The largest difference between this rank's result and any other's (0: identical). */
+static double spread_across_ranks(const float *out, size_t n, double *hi, double *lo) {
+    for (size_t i = 0; i < n; ++i) hi[i] = lo[i] = out[i];
+    MPI_Allreduce(MPI_IN_PLACE, hi, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, lo, (int)n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    double worst = 0;
+    for (size_t i = 0; i < n; ++i) worst = fmax(worst, hi[i] - lo[i]);
+    return worst;
+}
+
 /* ---- carry ----------------------------------------------------------------------------------- */
 /* One allreduce of `in` into `out`, blocking or not; the spread of the result across ranks. */
 static double carry_op(MPI_Comm comm, const float *in, float *out, size_t n, int nonblocking, double *hi,
@@ -209,12 +219,7 @@ static double carry_op(MPI_Comm comm, const float *in, float *out, size_t n, int
     } else {
         MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, comm);
     }
-    for (size_t i = 0; i < n; ++i) hi[i] = lo[i] = out[i];
-    MPI_Allreduce(MPI_IN_PLACE, hi, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, lo, (int)n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-    double spread = 0;
-    for (size_t i = 0; i < n; ++i) spread = fmax(spread, hi[i] - lo[i]);
-    return spread;
+    return spread_across_ranks(out, n, hi, lo);
 }
 
 static void case_carry(void) {
@@ -694,16 +699,6 @@ static void case_measure(void) {
 }
 
 /* ---- codec ----------------------------------------------------------------------------------- */
-
-/* The largest difference between this rank's result and any other's (0: identical). */
-static double spread_across_ranks(const float *out, size_t n, double *hi, double *lo) {
-    for (size_t i = 0; i < n; ++i) hi[i] = lo[i] = out[i];
-    MPI_Allreduce(MPI_IN_PLACE, hi, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, lo, (int)n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-    double worst = 0;
-    for (size_t i = 0; i < n; ++i) worst = fmax(worst, hi[i] - lo[i]);
-    return worst;
-}
 
 static void case_codec(void) {
     const size_t n = 1 << 16, stride = 4;
