@@ -51,16 +51,16 @@ std::vector<ChunkRange> BoundedOperation::our_holes() const {
     const std::vector<std::uint64_t> base = chunk_bases(layout_, comm_.size, b_.floats_per_datagram);
     const ChunkBitmap &map = rx_.map[1];
     std::vector<ChunkRange> holes;
-    const auto add = [&holes](std::uint32_t g) {
-        if (!holes.empty() && holes.back().first + holes.back().count == g)
-            ++holes.back().count;
-        else
-            holes.push_back({g, 1});
-    };
     for (std::size_t s = 0; s < map.size(); ++s) {
         if (map.received(s) == map.chunks(s)) continue;
-        for (std::uint32_t c = 0; c < map.chunks(s); ++c)
-            if (!map.test(s, c)) add(static_cast<std::uint32_t>(base[s] + c));
+        for (std::uint32_t c = 0; c < map.chunks(s); ++c) {
+            if (map.test(s, c)) continue;
+            const auto g = static_cast<std::uint32_t>(base[s] + c);
+            if (!holes.empty() && holes.back().first + holes.back().count == g)
+                ++holes.back().count;
+            else
+                holes.push_back({g, 1});
+        }
     }
     return holes;
 }
@@ -148,12 +148,8 @@ void BoundedOperation::fill_agreed_holes() {
     // stays unbiased (codec/block_rescale.hpp); every rank has the same holes, so the same factors.
     // Not where carried: the holes' true values come in the next call, and a rescale would count
     // them twice.
-    each_hole_chunk(layout_, comm_.size, F, agreed_.holes,
-                    [&](std::size_t, std::uint32_t, Range, Range seg) { hole_entries_ += seg.count; });
-    carrying_ = carry_ && static_cast<double>(hole_entries_) <= kCarryMaxHoles * static_cast<double>(layout_.padded);
-    if (carry_ && !carrying_) bump(process_stats().carry_spell_calls);
     std::optional<ZeroedPerBlock> zeroed;
-    if (layout_.transform && !carrying_) zeroed.emplace(layout_);
+    if (layout_.transform) zeroed.emplace(layout_);
     each_hole_chunk(layout_, comm_.size, F, agreed_.holes,
                     [&](std::size_t s, std::uint32_t c, Range theirs, Range seg) {
                         float *p = result_ + theirs.offset + seg.offset;
@@ -168,7 +164,10 @@ void BoundedOperation::fill_agreed_holes() {
                         std::memset(p, 0, seg.count * sizeof(float));
                         if (zeroed) zeroed->add(static_cast<int>(s), seg);
                     });
-    if (zeroed) zeroed->rescale(result_);
+    hole_entries_ = had + missed;
+    carrying_ = carry_ && static_cast<double>(hole_entries_) <= kCarryMaxHoles * static_cast<double>(layout_.padded);
+    if (carry_ && !carrying_) bump(process_stats().carry_spell_calls);
+    if (zeroed && !carrying_) zeroed->rescale(result_);
     const double total_sq = sum_squares(result_, layout_.padded);
     const std::uint64_t kept = layout_.padded - had - missed;
     fill_error_sq_ += had_sq + (kept > 0 ? total_sq / static_cast<double>(kept) * static_cast<double>(missed) : 0);

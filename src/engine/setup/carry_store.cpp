@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "engine/setup/carry_store.hpp"
 
+#include "codec/estimators.hpp"
 #include "telemetry/stats.hpp"
 
 #include <algorithm>
@@ -39,12 +40,8 @@ CarryStore::Slot &CarryStore::begin(const void *recvbuf, std::size_t count) {
 const float *CarryStore::input(Slot &slot, const float *in, std::size_t count) {
     if (slot.pending == 0) return in;
     float *x = slot.values.data();
-    double in2 = 0, res2 = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-        in2 += static_cast<double>(in[i]) * in[i];
-        res2 += static_cast<double>(x[i]) * x[i];
-    }
-    const double cap2 = kMaxResidualRatio * kMaxResidualRatio * in2;
+    const double res2 = sum_squares(x, count);
+    const double cap2 = kMaxResidualRatio * kMaxResidualRatio * sum_squares(in, count);
     if (res2 > cap2) {
         const auto k = static_cast<float>(std::sqrt(cap2 / res2));
         for (std::size_t i = 0; i < count; ++i) x[i] = x[i] * k + in[i];
